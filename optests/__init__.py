@@ -1,0 +1,62 @@
+"""optests: a conformance harness for PyTorch operators under AOTAutograd.
+
+Importing ``optests`` does not import torch: the pytest plugin lives in this package and pytest
+loads every installed plugin in every run. Names that need torch load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._findings import (
+    BackwardMismatch,
+    CheckResult,
+    EagerFailure,
+    Finding,
+    ForwardMismatch,
+    MetadataMismatch,
+    MutationMismatch,
+    Outcome,
+    RandomizedMismatch,
+    Stage,
+    TraceFailure,
+)
+
+if TYPE_CHECKING:
+    from ._check import aot_autograd_check, assert_raises_regex, run_check
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackwardMismatch",
+    "CheckResult",
+    "EagerFailure",
+    "Finding",
+    "ForwardMismatch",
+    "MetadataMismatch",
+    "MutationMismatch",
+    "Outcome",
+    "RandomizedMismatch",
+    "Stage",
+    "TraceFailure",
+    "__version__",
+    "aot_autograd_check",
+    "assert_raises_regex",
+    "run_check",
+]
+
+_LAZY = {"aot_autograd_check": "._check", "assert_raises_regex": "._check", "run_check": "._check"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'optests' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,722 @@
+"""The AOT-autograd check: run a call eagerly and under AOTAutograd (no-op compilers), compare.
+
+Same call shape and semantics as ``torch.testing._internal.optests.aot_autograd_check``, plus
+checks it lacks (see ``../shared/SPEC.md`` section 1), each switchable off:
+
+- ``check_metadata``: dtype, shape, significant strides, ``requires_grad`` and aliasing of every
+  output, eager vs compiled and trace-predicted (fake/meta kernels) vs real;
+- ``check_mutations``: eager and compiled run on their own fresh copies of the inputs; inputs
+  must be mutated identically, and a mutation eager makes must be visible in the trace;
+- ``randomize_without_gradients``: the randomized rerun also runs for forward-only checks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+import torch.utils._pytree as pytree
+from functorch.compile import (
+    compiled_function,
+    default_partition,
+    min_cut_rematerialization_partition,
+    nop,
+)
+
+from . import _repro
+from ._findings import (
+    BackwardMismatch,
+    CheckResult,
+    EagerFailure,
+    Finding,
+    ForwardMismatch,
+    MetadataMismatch,
+    MutationMismatch,
+    Outcome,
+    RandomizedMismatch,
+    TraceFailure,
+)
+
+__all__ = ["aot_autograd_check", "assert_raises_regex", "mode_name", "run_check"]
+
+_NO_GRAD_FN = "does not require grad and does not have a grad_fn"
+_SEED = 42
+_RANDOM_DATA_SEED = 1234
+_MAX_ERROR_CHARS = 300
+
+
+class assert_raises_regex:  # noqa: N801 - same name and contract as the in-tree helper
+    """Context manager: the block must raise ``exception_cls`` with a message matching ``regex``."""
+
+    def __init__(self, exception_cls: type[BaseException], regex: str) -> None:
+        self.exception_cls = exception_cls
+        self.regex = regex
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
+        if exc_type is None:
+            raise AssertionError(f"expected {self.exception_cls.__name__} matching {self.regex!r}, but nothing was raised")
+        if not issubclass(exc_type, self.exception_cls):
+            raise AssertionError(
+                f"expected {self.exception_cls.__name__} matching {self.regex!r}, but got {exc_type.__name__}: {exc}"
+            )
+        if not re.search(self.regex, str(exc)):
+            raise AssertionError(f"expected {self.exception_cls.__name__} matching {self.regex!r}, but the message was: {exc}")
+        return True
+
+
+def mode_name(dynamic: bool, disable_functionalization: bool = False) -> str:
+    """The sweep's name for a mode: ``static``, ``dynamic``, ``static-nofunc``, ``dynamic-nofunc``."""
+    return ("dynamic" if dynamic else "static") + ("-nofunc" if disable_functionalization else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# Metadata of one tensor, as plain data (never holds a tensor: fake tensors must not escape).
+
+
+@dataclass(frozen=True)
+class _Meta:
+    dtype: torch.dtype
+    shape: tuple[int | None, ...]
+    stride: tuple[int | None, ...] | None  # None: not strided (sparse, nested, ...)
+    requires_grad: bool
+    aliases: frozenset[int]  # positions of the inputs this tensor shares storage with
+
+
+def _hint(v: int | torch.SymInt) -> int | None:
+    """A concrete int for a possibly symbolic size, without adding a guard (None if unknown)."""
+    if isinstance(v, int):
+        return v
+    node = v.node
+    if node.has_hint():
+        return int(node.hint)
+    value = node.maybe_as_int()
+    return None if value is None else int(value)
+
+
+def _meta(t: torch.Tensor, inputs: Sequence[torch.Tensor]) -> _Meta:
+    try:
+        stride: tuple[int | None, ...] | None = tuple(_hint(s) for s in t.stride())
+    except (RuntimeError, NotImplementedError):
+        stride = None
+    aliases = frozenset(i for i, inp in enumerate(inputs) if _is_alias_of(t, inp))
+    return _Meta(t.dtype, tuple(_hint(s) for s in t.shape), stride, t.requires_grad, aliases)
+
+
+def _is_alias_of(a: torch.Tensor, b: torch.Tensor) -> bool:
+    try:
+        return bool(torch._C._is_alias_of(a, b))  # type: ignore[attr-defined]
+    except (RuntimeError, NotImplementedError):
+        return False
+
+
+def _significant_strides(m: _Meta) -> tuple[tuple[int, int | None], ...] | None:
+    """Strides that carry meaning: skip dims of size <= 1, and empty tensors entirely."""
+    if m.stride is None or any(s == 0 for s in m.shape):
+        return None
+    return tuple((d, st) for d, (sz, st) in enumerate(zip(m.shape, m.stride)) if sz is None or sz > 1)
+
+
+@dataclass(frozen=True)
+class _TraceRecord:
+    """What the trace saw the first time AOTAutograd called the wrapper (the functionalized
+    metadata pass): output metadata as the fake/meta kernels predicted it, and per input
+    whether the traced program mutates it (None: unknown, e.g. not functionalized)."""
+
+    outputs: tuple[tuple[str, _Meta | None], ...]
+    mutated: tuple[bool | None, ...]
+
+
+def _traced_mutation(t: torch.Tensor) -> bool | None:
+    from torch._subclasses.functional_tensor import FunctionalTensor
+
+    if isinstance(t, FunctionalTensor):
+        return bool(torch._functionalize_has_data_mutation(t.elem))  # type: ignore[attr-defined]
+    return None
+
+
+class _TensorCall:
+    """``func(*args, **kwargs)`` as a function of the tensors in ``(args, kwargs)`` only;
+    non-tensor leaves stay baked in. Records the first call AOTAutograd traces."""
+
+    def __init__(self, func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        self.func = func
+        paths_and_leaves, self.spec = pytree.tree_flatten_with_path((tuple(args), dict(kwargs)))
+        self.leaves = [leaf for _, leaf in paths_and_leaves]
+        self.positions = [i for i, leaf in enumerate(self.leaves) if isinstance(leaf, torch.Tensor)]
+        self.tensors: list[torch.Tensor] = [self.leaves[i] for i in self.positions]
+        self.names = [_input_name(paths_and_leaves[i][0]) for i in self.positions]
+        self.trace: _TraceRecord | None = None
+
+    def eager(self, tensors: Sequence[torch.Tensor]) -> Any:
+        leaves = list(self.leaves)
+        for pos, t in zip(self.positions, tensors):
+            leaves[pos] = t
+        args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return self.func(*args, **kwargs)
+
+    def __call__(self, tensors: Sequence[torch.Tensor]) -> Any:
+        # Only AOTAutograd calls this (our eager runs call `eager`), so the inputs are traced.
+        out = self.eager(tensors)
+        if self.trace is None:
+            self.trace = _TraceRecord(
+                outputs=tuple(
+                    (name, _meta(leaf, tensors) if isinstance(leaf, torch.Tensor) else None) for name, leaf in _output_leaves(out)
+                ),
+                mutated=tuple(_traced_mutation(t) for t in tensors),
+            )
+        return out
+
+
+def _input_name(path: tuple[Any, ...]) -> str:
+    head, rest = path[0], path[1:]
+    root = "args" if getattr(head, "idx", 0) == 0 else "kwargs"
+    return root + pytree.keystr(rest)
+
+
+def _output_leaves(out: Any) -> list[tuple[str, Any]]:
+    return [("out" + pytree.keystr(path), leaf) for path, leaf in pytree.tree_flatten_with_path(out)[0]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Fresh input copies.
+
+
+def _is_plain_strided(t: torch.Tensor) -> bool:
+    return (
+        type(t) is torch.Tensor
+        and t.layout == torch.strided
+        and t.device.type != "meta"
+        and not t.is_conj()
+        and not t.is_neg()
+        and not t.is_quantized
+    )
+
+
+def _copy(t: torch.Tensor, randomize: bool) -> torch.Tensor:
+    """A copy with the same values (or fresh uniform [0, 1) values for floating tensors when
+    ``randomize``), size, strides, storage offset, ``requires_grad`` and leaf-ness."""
+    with torch.no_grad():
+        src = t.detach()
+        if _is_plain_strided(src):
+            storage = src.untyped_storage().clone()  # type: ignore[no-untyped-call]
+            copy = src.new_empty(0).set_(storage, src.storage_offset(), src.size(), src.stride())
+            if randomize and src.dtype.is_floating_point:
+                whole = src.new_empty(0).set_(storage, 0, (storage.nbytes() // src.element_size(),), (1,))
+                whole.uniform_(0, 1)
+        else:
+            copy = src.clone()
+            if randomize and src.dtype.is_floating_point:
+                copy.uniform_(0, 1)
+    if t.requires_grad:
+        copy.requires_grad_(True)
+        if t.grad_fn is not None:
+            copy = copy.view_as(copy) if t._is_view() else copy.clone()
+    return copy
+
+
+def _copies(tensors: Sequence[torch.Tensor], randomize: bool = False) -> list[torch.Tensor]:
+    """Fresh copies; an input passed twice stays one tensor passed twice."""
+    memo: dict[int, torch.Tensor] = {}
+    for t in tensors:
+        if id(t) not in memo:
+            memo[id(t)] = _copy(t, randomize)
+    return [memo[id(t)] for t in tensors]
+
+
+def _identical(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same metadata and bitwise-same values (NaN equals NaN)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    try:
+        if a.layout == torch.strided and (a.stride() != b.stride() or a.storage_offset() != b.storage_offset()):
+            return False
+        if torch.equal(a, b):
+            return True
+        if a.is_floating_point() or a.is_complex():
+            return bool(((a == b) | (a.isnan() & b.isnan())).all())
+        return False
+    except (RuntimeError, NotImplementedError):
+        return True  # cannot compare this kind of tensor: do not claim a mutation
+
+
+# ---------------------------------------------------------------------------------------------
+# Running.
+
+
+@contextlib.contextmanager
+def _seeded(tensors: Sequence[torch.Tensor], seed: int = _SEED) -> Iterator[None]:
+    devices = sorted({t.device.index or 0 for t in tensors if t.device.type == "cuda"})
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield
+
+
+def _loss(out: Any) -> torch.Tensor:
+    total: Any = 0
+    for leaf in pytree.tree_leaves(out):
+        if isinstance(leaf, torch.Tensor):
+            # abs(): complex outputs, so autograd.grad needs no grad_outputs
+            total = total + leaf.sum().abs()
+    if not isinstance(total, torch.Tensor):
+        raise AssertionError(f"expected the op to return at least one tensor to differentiate, got {type(out).__name__}")
+    return total
+
+
+@dataclass
+class _Run:
+    inputs: list[torch.Tensor]
+    out: Any = None
+    grads: tuple[torch.Tensor | None, ...] | None = None
+    error: BaseException | None = None  # forward (or trace) error
+    backward_error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class _Options:
+    dynamic: bool
+    assert_raises_regex_fn: Callable[..., Any]
+    assert_equals_fn: Callable[..., Any]
+    check_gradients: bool | Literal["auto"]
+    skip_correctness_check: bool
+    disable_functionalization: bool
+    check_metadata: bool
+    check_mutations: bool
+    context: str
+    repro: str
+
+
+def _error_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    first = text[0] if text else ""
+    if len(first) > _MAX_ERROR_CHARS:
+        first = first[: _MAX_ERROR_CHARS - 3] + "..."
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__
+
+
+def _compile(call: Callable[..., Any], opts: _Options) -> Callable[..., Any]:
+    return compiled_function(  # type: ignore[no-any-return]
+        call,
+        nop,
+        nop,
+        dynamic=opts.dynamic,
+        # the min-cut partitioner needs functional graphs
+        partition_fn=default_partition if opts.disable_functionalization else min_cut_rematerialization_partition,
+        keep_inference_input_mutations=True,
+        disable_functionalization=opts.disable_functionalization,
+    )
+
+
+def _grads(out: Any, inputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+    diff = [t for t in inputs if t.requires_grad]
+    return tuple(torch.autograd.grad(_loss(out), diff, allow_unused=True))
+
+
+def _wants_gradients(opts: _Options, inputs: Sequence[torch.Tensor], out: Any) -> bool:
+    if opts.check_gradients != "auto":
+        return bool(opts.check_gradients)
+    return any(t.requires_grad for t in inputs) and any(
+        isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in pytree.tree_leaves(out)
+    )
+
+
+def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list[torch.Tensor], opts: _Options) -> bool:
+    """One eager-vs-compiled comparison; raises a Finding. Returns whether gradients were checked."""
+    fresh = opts.check_mutations
+    make = finding_factory(opts)
+
+    eager = _Run(inputs=_copies(originals) if fresh else originals)
+    try:
+        with _seeded(eager.inputs):
+            eager.out = call.eager(eager.inputs)
+    except Exception as e:
+        raise make(EagerFailure, "eager call", f"raised {_error_line(e)}", "no error") from e
+    gradients = _wants_gradients(opts, eager.inputs, eager.out)
+    if gradients:
+        try:
+            eager.grads = _grads(eager.out, eager.inputs)
+        except Exception as e:
+            raise make(EagerFailure, "eager backward", f"raised {_error_line(e)}", "no error") from e
+        if all(g is None for g in eager.grads) and any(t.grad_fn is not None for t in originals):
+            # Eager has no gradient to give; autograd must refuse the compiled call alike.
+            inputs = _copies(originals) if fresh else originals
+            try:
+                with opts.assert_raises_regex_fn(RuntimeError, _NO_GRAD_FN):
+                    _grads(_seeded_call(compiled, inputs), inputs)
+            except AssertionError as e:
+                raise make(BackwardMismatch, "compiled backward", _error_line(e), f"RuntimeError matching {_NO_GRAD_FN!r}") from e
+            return True
+
+    comp = _Run(inputs=_copies(originals) if fresh else originals)
+    try:
+        comp.out = _seeded_call(compiled, comp.inputs)
+    except Exception as e:
+        comp.error = e
+    if comp.error is None and gradients:
+        try:
+            comp.grads = _grads(comp.out, comp.inputs)
+        except Exception as e:
+            comp.backward_error = e
+
+    if opts.skip_correctness_check:
+        _raise_errors(comp, call, gradients, opts)
+        return gradients
+    if opts.check_metadata:
+        _check_trace_metadata(call, originals, eager, comp, opts)
+    _raise_errors(comp, call, gradients, opts)
+    if opts.check_metadata:
+        _check_compiled_metadata(call, eager, comp, opts)
+    if opts.check_mutations:
+        _check_mutations(call, originals, eager, comp, opts)
+    _compare(ForwardMismatch, "out", eager.out, comp.out, opts)
+    if gradients:
+        _compare(
+            BackwardMismatch,
+            "grad",
+            eager.grads,
+            comp.grads,
+            opts,
+            names=[n for n, t in zip(call.names, comp.inputs) if t.requires_grad],
+        )
+    return gradients
+
+
+def _seeded_call(f: Callable[..., Any], inputs: list[torch.Tensor]) -> Any:
+    with _seeded(inputs):
+        return f(inputs)
+
+
+def finding_factory(opts: _Options) -> Callable[..., Finding]:
+    def make(cls: type[Finding], what: str, actual: object, expected: object, detail: str = "") -> Finding:
+        return cls(what, actual, expected, opts.context, detail=detail, repro=opts.repro)
+
+    return make
+
+
+def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Options) -> None:
+    make = finding_factory(opts)
+    if comp.error is not None:
+        e = comp.error
+        if gradients and _forward_only_compiles(call, opts):
+            raise make(
+                BackwardMismatch,
+                "compiled call",
+                f"raised {_error_line(e)}",
+                "no error",
+                detail="The forward alone compiles (inputs detached), so tracing the backward failed: "
+                "check that the backward formula is traceable (no numpy, no .item(), no Python branch on tensor values).",
+            ) from e
+        raise make(TraceFailure, "compiled call", f"raised {_error_line(e)}", "no error (eager succeeded)") from e
+    if comp.backward_error is not None:
+        e = comp.backward_error
+        raise make(
+            BackwardMismatch, "compiled backward", f"raised {_error_line(e)}", "no error (eager backward succeeded)"
+        ) from e
+
+
+def _forward_only_compiles(call: _TensorCall, opts: _Options) -> bool:
+    probe = _TensorCall(call.func, *pytree.tree_unflatten(call.leaves, call.spec))
+    inputs = [t.detach() for t in _copies(call.tensors)]
+    try:
+        _seeded_call(_compile(probe, opts), inputs)
+    except Exception:
+        return False
+    return True
+
+
+def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Options) -> None:
+    """What the trace predicted (fake/meta kernels) vs what the real kernels returned."""
+    trace = call.trace
+    if trace is None:
+        return
+    make = finding_factory(opts)
+    failed = (
+        f"; the compiled call then raised {_error_line(comp.error or comp.backward_error)}"
+        if (comp.error or comp.backward_error)
+        else ""
+    )
+    note = "The trace (fake/meta kernels) predicted this; the real kernel disagrees" + failed + "."
+    real = [
+        (name, _meta(leaf, eager.inputs) if isinstance(leaf, torch.Tensor) else None) for name, leaf in _output_leaves(eager.out)
+    ]
+    if [n for n, _ in real] != [n for n, _ in trace.outputs]:
+        raise make(MetadataMismatch, "traced outputs", [n for n, _ in trace.outputs], [n for n, _ in real], detail=note)
+    for (name, traced), (_, actual) in zip(trace.outputs, real):
+        if traced is None or actual is None:
+            if (traced is None) != (actual is None):
+                raise make(MetadataMismatch, f"traced {name} is tensor", traced is not None, actual is not None, detail=note)
+            continue
+        _compare_meta(make, f"traced {name}", traced, actual, call, note, check_requires_grad=False)
+    for name, traced_mut, orig, after in zip(call.names, trace.mutated, originals, eager.inputs):
+        if traced_mut is False and after is not orig and not _identical(after, orig):
+            raise make(
+                MutationMismatch,
+                f"traced mutation of {name}",
+                "none",
+                "a mutation (eager mutates it)",
+                detail="Eager changed this input, but the traced graph does not write to it: the op's schema does not "
+                "declare the mutation (mutates_args / `Tensor(a!)`), so a compiler may reorder or drop it.",
+            )
+
+
+def _compare_meta(
+    make: Callable[..., Finding],
+    what: str,
+    actual: _Meta,
+    expected: _Meta,
+    call: _TensorCall,
+    detail: str,
+    *,
+    check_requires_grad: bool,
+) -> None:
+    if actual.dtype != expected.dtype:
+        raise make(MetadataMismatch, f"{what}.dtype", _dtype(actual.dtype), _dtype(expected.dtype), detail=detail)
+    if actual.shape != expected.shape:
+        raise make(MetadataMismatch, f"{what}.shape", list(actual.shape), list(expected.shape), detail=detail)
+    sig_a, sig_e = _significant_strides(actual), _significant_strides(expected)
+    if sig_a is not None and sig_e is not None and sig_a != sig_e:
+        raise make(
+            MetadataMismatch,
+            f"{what}.stride()",
+            actual.stride,
+            expected.stride,
+            detail=detail + f" (shape {list(expected.shape)}; dims of size <= 1 are not compared)",
+        )
+    if check_requires_grad and actual.requires_grad != expected.requires_grad:
+        raise make(MetadataMismatch, f"{what}.requires_grad", actual.requires_grad, expected.requires_grad, detail=detail)
+    if actual.aliases != expected.aliases:
+        raise make(
+            MetadataMismatch, f"{what} aliases", _names(actual.aliases, call), _names(expected.aliases, call), detail=detail
+        )
+
+
+def _names(positions: frozenset[int], call: _TensorCall) -> str:
+    return "[" + ", ".join(call.names[i] for i in sorted(positions)) + "]"
+
+
+def _dtype(d: torch.dtype) -> str:
+    return str(d).removeprefix("torch.")
+
+
+def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _Options) -> None:
+    make = finding_factory(opts)
+    e_leaves, c_leaves = _output_leaves(eager.out), _output_leaves(comp.out)
+    if [n for n, _ in e_leaves] != [n for n, _ in c_leaves]:
+        raise make(MetadataMismatch, "compiled outputs", [n for n, _ in c_leaves], [n for n, _ in e_leaves])
+    for (name, e), (_, c) in zip(e_leaves, c_leaves):
+        if not (isinstance(e, torch.Tensor) and isinstance(c, torch.Tensor)):
+            continue
+        em, cm = _meta(e, eager.inputs), _meta(c, comp.inputs)
+        if em.aliases:
+            # a view of an input: AOTAutograd regenerates it, its strides follow the input's
+            em = _Meta(em.dtype, em.shape, None, em.requires_grad, em.aliases)
+        _compare_meta(make, f"compiled {name}", cm, em, call, "Eager and the compiled call disagree.", check_requires_grad=True)
+
+
+def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Options) -> None:
+    make = finding_factory(opts)
+    for name, orig, e, c in zip(call.names, originals, eager.inputs, comp.inputs):
+        e_mut, c_mut = not _identical(e, orig), not _identical(c, orig)
+        if e_mut != c_mut:
+            raise make(
+                MutationMismatch,
+                f"{name} mutated",
+                "yes" if c_mut else "no",
+                "yes (eager mutates it)" if e_mut else "no (eager leaves it unchanged)",
+                detail="Each call ran on its own fresh copy of the inputs.",
+            )
+        if e_mut:
+            _compare(MutationMismatch, name, e, c, opts, what_suffix=" after the call")
+
+
+def _compare(
+    cls: type[Finding],
+    what: str,
+    expected: Any,
+    actual: Any,
+    opts: _Options,
+    *,
+    names: list[str] | None = None,
+    what_suffix: str = "",
+) -> None:
+    """Compare with ``assert_equals_fn``; on a difference, name the first differing leaf."""
+    try:
+        opts.assert_equals_fn(actual, expected)
+        return
+    except Exception as e:
+        whole_error = e
+    make = finding_factory(opts)
+    a_leaves, e_leaves = pytree.tree_leaves(actual), pytree.tree_leaves(expected)
+    if names is None:
+        names = [n for n, _ in _output_leaves(expected)] if what == "out" else [what] * len(e_leaves)
+    if isinstance(expected, tuple) and what == "grad":
+        a_leaves, e_leaves = list(actual), list(expected)
+    if len(a_leaves) == len(e_leaves):
+        for i, (a, x) in enumerate(zip(a_leaves, e_leaves)):
+            name = names[i] if i < len(names) else f"{what}[{i}]"
+            if what == "grad":
+                name = f"grad of {name}"
+            try:
+                opts.assert_equals_fn(a, x)
+            except Exception as leaf_error:
+                actual_txt, expected_txt = _difference(a, x)
+                raise make(cls, name + what_suffix, actual_txt, expected_txt, detail=_error_excerpt(leaf_error)) from leaf_error
+    raise make(cls, what + what_suffix, "differs", "equal to eager", detail=_error_excerpt(whole_error)) from whole_error
+
+
+def _error_excerpt(e: BaseException) -> str:
+    lines = [ln for ln in str(e).strip().splitlines() if ln.strip()][:6]
+    return "assert_equals_fn said: " + "\n  ".join(lines)
+
+
+def _difference(actual: Any, expected: Any) -> tuple[str, str]:
+    """(actual, expected) phrases: max abs/rel difference for tensors of one shape, else values."""
+    if not (isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor)):
+        return _short(actual), _short(expected)
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return f"{_dtype(actual.dtype)}{list(actual.shape)}", f"{_dtype(expected.dtype)}{list(expected.shape)}"
+    with torch.no_grad():
+        a, x = actual.detach().cpu(), expected.detach().cpu()
+        if a.layout != torch.strided:
+            a, x = a.to_dense(), x.to_dense()
+        wide = torch.complex128 if (a.is_complex() or x.is_complex()) else torch.float64
+        a, x = a.to(wide), x.to(wide)
+        nan_mismatch = int((a.isnan() != x.isnan()).sum())
+        diff = (a - x).abs().nan_to_num(0.0, posinf=float("inf"))
+        if diff.numel() == 0:
+            return "differs", "equal to eager"
+        flat = int(diff.argmax())
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), diff.shape)) if diff.dim() else ()
+        max_abs = float(diff.max())
+        rel = diff / x.abs()
+        max_rel = float(rel.nan_to_num(0.0, posinf=float("inf")).max())
+        count = int((diff > 0).sum()) + nan_mismatch
+    where = f" at {list(index)}" if index else ""
+    nan = f", {nan_mismatch} NaN mismatches" if nan_mismatch else ""
+    actual_txt = f"max abs diff {max_abs:.6g}{where} (got {_scalar(a, index)}, eager {_scalar(x, index)}), max rel diff {max_rel:.6g}, {count} of {diff.numel()} elements differ{nan}"
+    return actual_txt, "equal to eager within tolerance"
+
+
+def _scalar(t: torch.Tensor, index: tuple[int, ...]) -> str:
+    v = t[index].item() if index else t.item()
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points.
+
+
+def _validate(func: object, args: object, kwargs: object, dynamic: object, check_gradients: object) -> None:
+    if not callable(func):
+        raise TypeError(f"func must be callable, got {type(func).__name__}: {func!r:.80}")
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        raise TypeError(f"args must be a list or tuple of positional arguments, got {type(args).__name__}")
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise TypeError(f"kwargs must be a dict of keyword arguments, got {type(kwargs).__name__}")
+    if not isinstance(dynamic, bool):
+        raise TypeError(f"dynamic must be True or False, got {dynamic!r}")
+    if check_gradients not in (True, False, "auto") or not isinstance(check_gradients, (bool, str)):
+        raise ValueError(f"check_gradients must be True, False or 'auto', got {check_gradients!r}")
+
+
+def aot_autograd_check(
+    func: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any] | None,
+    dynamic: bool,
+    assert_raises_regex_fn: Callable[..., Any] = assert_raises_regex,
+    assert_equals_fn: Callable[..., Any] = torch.testing.assert_close,
+    check_gradients: bool | Literal["auto"] = True,
+    try_check_data_specialization: bool = False,
+    skip_correctness_check: bool = False,
+    disable_functionalization: bool = False,
+    *,
+    check_metadata: bool = True,
+    check_mutations: bool = True,
+    randomize_without_gradients: bool = True,
+    context: str | None = None,
+    repro: str | None = None,
+) -> None:
+    """Check that ``func(*args, **kwargs)`` behaves the same under AOTAutograd as in eager.
+
+    Drop-in for ``torch.testing._internal.optests.aot_autograd_check`` (same positional
+    arguments and semantics). Returns ``None``; raises a :class:`optests.Finding` subclass whose
+    ``stage`` says what went wrong. The keyword-only switches turn our additional checks off:
+    with all three ``False`` the behaviour is the in-tree check's.
+
+    ``context`` labels messages (default: the function's name and the mode); ``repro`` is code
+    that defines ``func``, ``args`` and ``kwargs`` for the repro script (default: rendered from
+    the values).
+    """
+    _validate(func, args, kwargs, dynamic, check_gradients)
+    kwargs = {} if kwargs is None else kwargs
+    mode = mode_name(dynamic, disable_functionalization)
+    call = _TensorCall(func, args, kwargs)
+    options = {
+        "dynamic": dynamic,
+        "check_gradients": check_gradients,
+        "try_check_data_specialization": try_check_data_specialization,
+        "skip_correctness_check": skip_correctness_check,
+        "disable_functionalization": disable_functionalization,
+        "check_metadata": check_metadata,
+        "check_mutations": check_mutations,
+        "randomize_without_gradients": randomize_without_gradients,
+    }
+    opts = _Options(
+        dynamic=dynamic,
+        assert_raises_regex_fn=assert_raises_regex_fn,
+        assert_equals_fn=assert_equals_fn,
+        check_gradients=check_gradients,
+        skip_correctness_check=skip_correctness_check,
+        disable_functionalization=disable_functionalization,
+        check_metadata=check_metadata,
+        check_mutations=check_mutations,
+        context=context or f"{_repro.func_name(func)} {mode}",
+        repro=_repro.render(func, args, kwargs, options, setup=repro),
+    )
+    compiled = _compile(call, opts)
+    originals = list(call.tensors)
+    gradients = _check_once(call, compiled, originals, opts)
+    # In-tree randomizes only when checking gradients; we also do for forward-only checks.
+    if not try_check_data_specialization or not (gradients or randomize_without_gradients):
+        return
+    with _seeded(originals, _RANDOM_DATA_SEED):  # the same random data on every run and worker
+        randomized = _copies(originals, randomize=True)
+    try:
+        _check_once(call, compiled, randomized, opts)
+    except EagerFailure:
+        return  # the op may have preconditions on values that random data breaks
+    except Finding as f:
+        raise RandomizedMismatch(
+            f.what,
+            f.actual,
+            f.expected,
+            f.context,
+            detail=f"[{f.stage}, on randomized inputs] {f.detail}".rstrip(),
+            repro=f.repro,
+        ) from f
+
+
+def run_check(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any] | None, dynamic: bool, **options: Any
+) -> CheckResult:
+    """The non-raising form of :func:`aot_autograd_check`: same arguments, returns a
+    :class:`optests.CheckResult`. Bad arguments still raise ``TypeError``/``ValueError``."""
+    start = time.perf_counter()
+    try:
+        aot_autograd_check(func, args, kwargs, dynamic, **options)
+    except Finding as f:
+        return CheckResult(Outcome.FAILED, f.stage, f.summary, f.detail, f.repro, time.perf_counter() - start, f)
+    return CheckResult(Outcome.PASSED, duration=time.perf_counter() - start)

@@ -1,0 +1,165 @@
+"""Stages, outcomes and the finding exceptions. Torch-free: the plugin and the CLI import this."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+
+class Stage(str, enum.Enum):
+    """Where a sample failed. The values are contract words: results files and the registry use them."""
+
+    #: The sample fails in plain eager mode: a problem with the sample, not with compile.
+    EAGER = "eager"
+    #: Compiling (tracing) the call raised.
+    TRACE = "trace"
+    #: Compiled outputs differ from eager outputs.
+    FORWARD = "forward"
+    #: Compiled gradients differ from eager gradients, or the compiled backward raised.
+    BACKWARD = "backward"
+    #: dtype, shape, strides, requires_grad or aliasing differ (eager vs compiled, or trace vs real).
+    METADATA = "metadata"
+    #: The compiled call mutates inputs differently from eager, or the trace hides a mutation.
+    MUTATION = "mutation"
+    #: A finding on randomized input data, against the same compiled function.
+    RANDOMIZED = "randomized"
+    #: The process running the sample died.
+    CRASH = "crash"
+    #: The sample ran past its time limit.
+    TIMEOUT = "timeout"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Outcome(str, enum.Enum):
+    """What happened to one sample in one mode."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    #: The op has no samples for this dtype/device (recorded, never silently dropped).
+    NOT_APPLICABLE = "not_applicable"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def shape_message(what: str, actual: object, expected: object, context: str) -> str:
+    """The one message shape of the house: ``what=actual, but expected expected [context]``."""
+    return f"{what}={actual}, but expected {expected} [{context}]"
+
+
+class Finding(AssertionError):
+    """Base of every finding raised by :func:`optests.aot_autograd_check`.
+
+    ``summary`` is one line in the house shape; ``detail`` says which output, gradient or input
+    and by how much; ``repro`` is a script that reproduces the finding. Catch this class to
+    handle any finding; look at ``stage`` to know what kind it is.
+    """
+
+    stage: Stage = Stage.FORWARD
+
+    def __init__(self, what: str, actual: object, expected: object, context: str, detail: str = "", repro: str = "") -> None:
+        self.what = what
+        self.actual = actual
+        self.expected = expected
+        self.context = context
+        self.summary = shape_message(what, actual, expected, context)
+        self.detail = detail
+        self.repro = repro
+        super().__init__(self.summary)
+
+    def __str__(self) -> str:
+        parts = [f"[{self.stage}] {self.summary}"]
+        if self.detail:
+            parts.append(self.detail)
+        if self.repro:
+            parts.append("Repro:\n" + self.repro)
+        return "\n".join(parts)
+
+
+class EagerFailure(Finding):
+    """The sample fails without compile. Fix the sample (or the op's eager kernel) first."""
+
+    stage = Stage.EAGER
+
+
+class TraceFailure(Finding):
+    """AOTAutograd could not trace the call. Read ``__cause__``: often a fake kernel that is
+    missing or reads tensor data, or Python control flow on tensor values."""
+
+    stage = Stage.TRACE
+
+
+class ForwardMismatch(Finding):
+    """Compiled outputs differ from eager. The op is not traceable as written, or its trace
+    (fake kernel, decomposition) computes something else."""
+
+    stage = Stage.FORWARD
+
+
+class BackwardMismatch(Finding):
+    """Compiled gradients differ from eager, or the compiled backward raised. Check the
+    registered backward formula: is it traceable, and free of hidden state?"""
+
+    stage = Stage.BACKWARD
+
+
+class MetadataMismatch(Finding):
+    """An output's dtype, shape, strides, requires_grad or aliasing disagree, between eager and
+    compiled or between what the trace predicted (the fake/meta kernel) and what really ran.
+    Fix the fake kernel (``register_fake``) or the op's schema."""
+
+    stage = Stage.METADATA
+
+
+class MutationMismatch(Finding):
+    """Inputs are mutated differently by the compiled call than by eager, or eager mutates an
+    input that the traced graph does not. Declare mutations in the schema (``mutates_args``)."""
+
+    stage = Stage.MUTATION
+
+
+class RandomizedMismatch(Finding):
+    """A finding that shows only on randomized input data: values were baked into the trace,
+    or the op behaves differently on other data."""
+
+    stage = Stage.RANDOMIZED
+
+
+FINDING_CLASSES: dict[Stage, type[Finding]] = {
+    cls.stage: cls
+    for cls in (
+        EagerFailure,
+        TraceFailure,
+        ForwardMismatch,
+        BackwardMismatch,
+        MetadataMismatch,
+        MutationMismatch,
+        RandomizedMismatch,
+    )
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    """The answer of the non-raising form, :func:`optests.run_check`, for one call."""
+
+    outcome: Outcome
+    #: The stage of the finding; ``None`` when the call passed.
+    stage: Stage | None = None
+    #: The one-line summary in the house shape; empty when passed.
+    message: str = ""
+    #: Which output, gradient or input, and by how much.
+    detail: str = ""
+    #: A script that reproduces the finding.
+    repro: str = ""
+    #: Wall seconds the check took.
+    duration: float = 0.0
+    #: The finding itself, for callers that want to raise it.
+    error: Finding | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASSED

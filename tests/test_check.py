@@ -1,0 +1,137 @@
+"""The check on a corpus of operators with planted bugs, and on correct ones."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+from corpus import BUGS, CORRECT
+
+import optests
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_planted_bug_is_flagged_at_its_stage(bug: str, dynamic: bool) -> None:
+    func, make, stage, kwargs = BUGS[bug]
+    args, kw = make()
+    with pytest.raises(optests.Finding) as info:
+        optests.aot_autograd_check(func, args, kw, dynamic, **kwargs)
+    assert info.value.stage == optests.Stage(stage), str(info.value)
+    assert isinstance(info.value, AssertionError)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_correct_op_passes(name: str, dynamic: bool) -> None:
+    func, make, kwargs = CORRECT[name]
+    args, kw = make()
+    optests.aot_autograd_check(func, args, kw, dynamic, try_check_data_specialization=True, **kwargs)
+
+
+def test_inputs_are_never_mutated_by_the_check() -> None:
+    func, make, _, kwargs = BUGS["undeclared_mutation"]
+    args, kw = make()
+    before = args[0].clone()
+    optests.run_check(func, args, kw, False, **kwargs)
+    assert torch.equal(args[0], before)
+
+
+@pytest.mark.parametrize(
+    "bug",
+    ["fake_wrong_shape_no_grad", "second_output_wrong_fake", "undeclared_alias"],
+)
+def test_the_in_tree_check_misses_what_our_additions_catch(bug: str) -> None:
+    """Evidence for the README: with every addition off we behave like the in-tree check, and
+    these bugs pass unnoticed; so does the in-tree check itself."""
+    from torch.testing._internal.optests import aot_autograd_check as in_tree
+
+    func, make, _, kwargs = BUGS[bug]
+    args, kw = make()
+    in_tree(func, args, kw, False, **kwargs)
+    args, kw = make()
+    optests.aot_autograd_check(
+        func, args, kw, False, check_metadata=False, check_mutations=False, randomize_without_gradients=False, **kwargs
+    )
+
+
+def test_the_in_tree_check_misdiagnoses_an_undeclared_mutation() -> None:
+    """In-tree runs eager and compiled on the same tensors: eager's hidden mutation changes the
+    compiled call's input, so it reports "outputs differ". Fresh copies let us name the cause."""
+    from torch.testing._internal.optests import aot_autograd_check as in_tree
+
+    func, make, _, kwargs = BUGS["undeclared_mutation"]
+    args, kw = make()
+    with pytest.raises(AssertionError, match="Outputs of the operator are different"):
+        in_tree(func, args, kw, False, **kwargs)
+    args, kw = make()
+    with pytest.raises(optests.MutationMismatch, match=r"traced mutation of args\[0\]=none"):
+        optests.aot_autograd_check(func, args, kw, False, **kwargs)
+
+
+def test_run_check_returns_a_result_instead_of_raising() -> None:
+    func, make, _, kwargs = BUGS["fake_wrong_dtype"]
+    args, kw = make()
+    result = optests.run_check(func, args, kw, False, **kwargs)
+    assert result.outcome is optests.Outcome.FAILED
+    assert result.stage is optests.Stage.METADATA
+    assert result.message.startswith("traced out.dtype=float64, but expected float32 [")
+    assert "aot_autograd_check(" in result.repro
+    assert result.duration > 0
+    assert isinstance(result.error, optests.MetadataMismatch)
+
+    ok = optests.run_check(torch.sin, [torch.randn(3, requires_grad=True)], {}, False)
+    assert ok.passed and ok.stage is None and ok.message == ""
+
+
+def test_eager_failure_is_its_own_stage() -> None:
+    with pytest.raises(optests.EagerFailure) as info:
+        optests.aot_autograd_check(torch.mm, [torch.randn(2, 3), torch.randn(4, 5)], {}, False, check_gradients=False)
+    assert info.value.stage is optests.Stage.EAGER
+
+
+def test_check_gradients_auto_skips_gradients_without_grad_inputs() -> None:
+    optests.aot_autograd_check(torch.sin, [torch.randn(3)], {}, False, check_gradients="auto")
+
+
+def test_the_repro_reruns_the_finding() -> None:
+    func, make, _, kwargs = BUGS["fake_wrong_dtype"]
+    args, kw = make()
+    result = optests.run_check(func, args, kw, False, **kwargs)
+    namespace: dict[str, object] = {}
+    with pytest.raises(optests.MetadataMismatch):
+        exec(result.repro, namespace)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "text"),
+    [
+        (lambda: optests.aot_autograd_check(42, [], {}, False), TypeError, "func must be callable, got int"),
+        (lambda: optests.aot_autograd_check(torch.sin, torch.randn(3), {}, False), TypeError, "args must be a list or tuple"),
+        (lambda: optests.aot_autograd_check(torch.sin, "x", {}, False), TypeError, "args must be a list or tuple"),
+        (lambda: optests.aot_autograd_check(torch.sin, [], [1], False), TypeError, "kwargs must be a dict"),
+        (lambda: optests.aot_autograd_check(torch.sin, [], {}, "no"), TypeError, "dynamic must be True or False"),
+        (
+            lambda: optests.aot_autograd_check(torch.sin, [], {}, False, check_gradients="yes"),
+            ValueError,
+            "check_gradients must be True, False or 'auto', got 'yes'",
+        ),
+        (lambda: optests.run_check(torch.sin, [], {}, False, check_gradients=2), ValueError, "check_gradients must be"),
+    ],
+)
+def test_bad_input_is_a_clear_error(call: object, error: type[Exception], text: str) -> None:
+    with pytest.raises(error, match=text.replace("(", r"\(").replace(")", r"\)")):
+        call()  # type: ignore[operator]
+
+
+def test_importing_optests_does_not_import_torch(pytester: pytest.Pytester) -> None:
+    result = pytester.run(
+        sys.executable,
+        "-c",
+        "import sys, optests, optests.plugin; assert 'torch' not in sys.modules, 'torch imported'; print('clean')",
+    )
+    assert result.ret == 0, result.stderr.str()
+    result.stdout.fnmatch_lines(["clean"])
