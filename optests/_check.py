@@ -437,11 +437,8 @@ def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eage
     if trace is None:
         return
     make = finding_factory(opts)
-    failed = (
-        f"; the compiled call then raised {_error_line(comp.error or comp.backward_error)}"
-        if (comp.error or comp.backward_error)
-        else ""
-    )
+    error = comp.error or comp.backward_error
+    failed = f"; the compiled call then raised {_error_line(error)}" if error is not None else ""
     note = "The trace (fake/meta kernels) predicted this; the real kernel disagrees" + failed + "."
     real = [
         (name, _meta(leaf, eager.inputs) if isinstance(leaf, torch.Tensor) else None) for name, leaf in _output_leaves(eager.out)
