@@ -1,0 +1,126 @@
+"""Results files (SPEC section 4): one record per sample, versioned JSON. Torch-free."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ._findings import Outcome, Stage
+
+SCHEMA_VERSION = 1
+KIND = "optests-results"
+
+
+@dataclasses.dataclass(frozen=True)
+class SampleResult:
+    """What happened to one sample in one mode, dtype and device."""
+
+    #: Stable test id, e.g. ``static-float32-cpu-sin-sample3``.
+    id: str
+    op: str
+    variant: str
+    db: str
+    mode: str
+    dtype: str
+    device: str
+    #: Sample index within the op's samples; ``None`` for a not-applicable record.
+    sample: int | None
+    outcome: Outcome
+    stage: Stage | None = None
+    message: str = ""
+    duration: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["outcome"] = self.outcome.value
+        d["stage"] = self.stage.value if self.stage else None
+        d["duration"] = round(self.duration, 4)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SampleResult:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - fields
+        if unknown:
+            raise ValueError(f"unknown fields {sorted(unknown)}")
+        values = dict(d)
+        values["outcome"] = Outcome(values["outcome"])
+        values["stage"] = Stage(values["stage"]) if values.get("stage") else None
+        return cls(**values)
+
+    @property
+    def op_id(self) -> str:
+        return f"{self.op}.{self.variant}" if self.variant else self.op
+
+
+def environment() -> dict[str, str]:
+    """Where a run happened. Imports torch (callers on the torch-free path pass their own)."""
+    import torch
+
+    from . import __version__
+
+    return {
+        "torch": torch.__version__,
+        "torch_git": getattr(torch.version, "git_version", "") or "",
+        "cuda": torch.version.cuda or "",
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "optests": __version__,
+    }
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Sorted keys, indent 2, trailing newline; written to a temp file and renamed into place,
+    so a crash mid-write leaves the old file intact."""
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def write(path: Path, results: Iterable[SampleResult], env: Mapping[str, str]) -> None:
+    records = sorted(results, key=lambda r: r.id)
+    write_json_atomic(
+        path,
+        {"schema_version": SCHEMA_VERSION, "kind": KIND, "environment": dict(env), "samples": [r.to_json() for r in records]},
+    )
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be read; the message names the file and what is wrong."""
+
+
+def read(path: Path) -> tuple[dict[str, str], list[SampleResult]]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file") from None
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise ResultsError(f'{path}: not an optests results file (no "kind": "{KIND}")')
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ResultsError(
+            f"{path}: schema_version {data.get('schema_version')!r} is not supported (this optests reads {SCHEMA_VERSION})"
+        )
+    records = []
+    for i, d in enumerate(data.get("samples", [])):
+        try:
+            records.append(SampleResult.from_json(d))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ResultsError(f"{path}: samples[{i}]: {e}") from None
+    return dict(data.get("environment", {})), records

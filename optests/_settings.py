@@ -1,0 +1,134 @@
+"""The sweep's settings: parsed and validated from options and ini keys. Torch-free."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+MODES = ("static", "dynamic", "static-nofunc", "dynamic-nofunc")
+DEVICES = ("cpu", "cuda")
+DTYPES = (
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "complex64",
+    "complex128",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool",
+)
+BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
+_DB_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class SettingError(ValueError):
+    """A bad option or ini value; the message names the option, the value and what is valid."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    name: str  # --optests-NAME and ini key optests_NAME
+    help: str
+    default: str
+    parse: Callable[[str, str], object]
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _choices(valid: tuple[str, ...]) -> Callable[[str, str], tuple[str, ...]]:
+    def parse(option: str, value: str) -> tuple[str, ...]:
+        items = _csv(value)
+        if not items:
+            raise SettingError(f"{option}: empty; valid: {', '.join(valid)}")
+        for item in items:
+            if item not in valid:
+                raise SettingError(f"{option}: unknown value {item!r}; valid: {', '.join(valid)}")
+        return tuple(dict.fromkeys(items))
+
+    return parse
+
+
+def _globs(option: str, value: str) -> tuple[str, ...]:
+    items = _csv(value)
+    if not items:
+        raise SettingError(f"{option}: empty; give op names or globs, e.g. 'sin,nn.functional.conv*'")
+    return tuple(items)
+
+
+def _dbs(option: str, value: str) -> tuple[str, ...]:
+    items = _csv(value)
+    if not items:
+        raise SettingError(f"{option}: empty; valid: {', '.join(BUILTIN_DBS)} or MODULE:ATTRIBUTE")
+    for item in items:
+        if item not in BUILTIN_DBS and not _DB_REF.match(item):
+            raise SettingError(f"{option}: unknown database {item!r}; valid: {', '.join(BUILTIN_DBS)} or MODULE:ATTRIBUTE")
+    return tuple(dict.fromkeys(items))
+
+
+def _path(option: str, value: str) -> Path | None:
+    return Path(value) if value.strip() else None
+
+
+def _seconds(option: str, value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise SettingError(f"{option}: {value!r} is not a number of seconds") from None
+    if not seconds > 0:
+        raise SettingError(f"{option}: must be more than 0 seconds, got {value!r}")
+    return seconds
+
+
+OPTIONS = (
+    Option("ops", "op names or globs to sweep, comma-separated (matched against NAME and NAME.VARIANT)", "*", _globs),
+    Option("dtypes", f"dtypes, comma-separated; valid: {', '.join(DTYPES)}", "float32", _choices(DTYPES)),
+    Option("modes", f"modes, comma-separated; valid: {', '.join(MODES)}", "static,dynamic", _choices(MODES)),
+    Option(
+        "devices",
+        "devices, comma-separated; valid: cpu, cuda (cuda samples are not applicable without a GPU)",
+        "cpu",
+        _choices(DEVICES),
+    ),
+    Option(
+        "dbs",
+        f"OpInfo databases: {', '.join(BUILTIN_DBS)}, or MODULE:ATTRIBUTE for a list of your own",
+        ",".join(BUILTIN_DBS),
+        _dbs,
+    ),
+    Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
+    Option("timeout", "seconds one sample may take before it is recorded as a timeout", "300", _seconds),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    ops: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    modes: tuple[str, ...]
+    devices: tuple[str, ...]
+    dbs: tuple[str, ...]
+    results: Path | None
+    timeout: float
+    #: ops or databases were chosen explicitly (so they are validated before collection)
+    explicit: bool = False
+
+
+def parse(get: Callable[[str], str | None], get_ini: Callable[[str], str]) -> Settings:
+    """Settings from the command line (``get``) falling back to ini keys, then defaults."""
+    values = {}
+    for opt in OPTIONS:
+        cli = get(opt.name)
+        raw = cli if cli is not None else (get_ini(opt.name) or opt.default)
+        where = f"--optests-{opt.name}" if cli is not None else f"optests_{opt.name} (ini)"
+        values[opt.name] = opt.parse(where, raw)
+        if opt.name in ("ops", "dbs") and raw != opt.default:
+            values["explicit"] = True
+    return Settings(**values)  # type: ignore[arg-type]
