@@ -35,6 +35,8 @@ class SampleResult:
     stage: Stage | None = None
     message: str = ""
     duration: float = 0.0
+    #: How the expected-failures registry judged it (``xfailed``, ``unexpected_failure``, ...).
+    verdict: str = ""
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

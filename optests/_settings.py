@@ -37,6 +37,7 @@ class Option:
     help: str
     default: str
     parse: Callable[[str, str], object]
+    flag: bool = False  # a switch: --optests-NAME takes no value; the ini key takes true/false
 
 
 def _csv(value: str) -> list[str]:
@@ -77,6 +78,15 @@ def _path(option: str, value: str) -> Path | None:
     return Path(value) if value.strip() else None
 
 
+def _bool(option: str, value: str) -> bool:
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    raise SettingError(f"{option}: {value!r} is not true or false")
+
+
 def _seconds(option: str, value: str) -> float:
     try:
         seconds = float(value)
@@ -105,6 +115,9 @@ OPTIONS = (
     ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
     Option("timeout", "seconds one sample may take before it is recorded as a timeout", "300", _seconds),
+    Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
+    Option("accept", "rewrite the registry from this run (only the scopes that ran are touched)", "false", _bool, flag=True),
+    Option("strict-registry", "fail the run when registry entries match nothing collected (stale)", "false", _bool, flag=True),
 )
 
 
@@ -117,18 +130,23 @@ class Settings:
     dbs: tuple[str, ...]
     results: Path | None
     timeout: float
+    registry: Path | None
+    accept: bool
+    strict_registry: bool
     #: ops or databases were chosen explicitly (so they are validated before collection)
     explicit: bool = False
 
 
-def parse(get: Callable[[str], str | None], get_ini: Callable[[str], str]) -> Settings:
+def parse(get: Callable[[str], object], get_ini: Callable[[str], str]) -> Settings:
     """Settings from the command line (``get``) falling back to ini keys, then defaults."""
     values = {}
     for opt in OPTIONS:
         cli = get(opt.name)
-        raw = cli if cli is not None else (get_ini(opt.name) or opt.default)
+        if opt.flag and cli is False:
+            cli = None  # a switch not given on the command line: the ini key decides
+        raw = str(cli) if cli is not None else (get_ini(opt.name) or opt.default)
         where = f"--optests-{opt.name}" if cli is not None else f"optests_{opt.name} (ini)"
-        values[opt.name] = opt.parse(where, raw)
+        values[opt.name.replace("-", "_")] = opt.parse(where, raw)
         if opt.name in ("ops", "dbs") and raw != opt.default:
             values["explicit"] = True
     return Settings(**values)  # type: ignore[arg-type]

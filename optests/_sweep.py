@@ -4,6 +4,8 @@ and the end-of-run summary. Torch is imported only when the sweep is collected o
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import json
 import re
 import time
@@ -14,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import _results
+from . import _registry, _results
 from ._findings import Outcome, Stage
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner
-from ._settings import DEVICES, DTYPES, MODES, Settings
+from ._settings import BUILTIN_DBS, DEVICES, DTYPES, MODES, Settings
 
 if TYPE_CHECKING:
     from ._opinfo import OpRef
@@ -45,7 +47,13 @@ class Case:
         tail = f"sample{self.sample}" if self.sample is not None else ("samples" if self.broken else "not_applicable")
         return f"{self.mode}-{self.dtype}-{self.device}-{self.ref.id}-{tail}"
 
-    def result(self, outcome: Outcome, stage: Stage | None = None, message: str = "", duration: float = 0.0) -> SampleResult:
+    @property
+    def scope(self) -> tuple[str, str, str, str, str]:
+        return (self.ref.name, self.ref.variant, self.mode, self.dtype, self.device)
+
+    def result(
+        self, outcome: Outcome, stage: Stage | None = None, message: str = "", duration: float = 0.0, verdict: str = ""
+    ) -> SampleResult:
         return SampleResult(
             id=self.id,
             op=self.ref.name,
@@ -59,6 +67,7 @@ class Case:
             stage=stage,
             message=message,
             duration=duration,
+            verdict=str(verdict.value if hasattr(verdict, "value") else verdict),
         )
 
 
@@ -70,6 +79,12 @@ _CASE_ID = re.compile(
 def parse_case_id(case_id: str) -> dict[str, str] | None:
     m = _CASE_ID.match(case_id)
     return m.groupdict() if m else None
+
+
+def _torch_version() -> str:
+    import torch
+
+    return str(torch.__version__)
 
 
 def select_ops(settings: Settings) -> list[OpRef]:
@@ -172,6 +187,17 @@ class Sweep:
         self.results: dict[str, SampleResult] = {}
         self._runner: IsolatedRunner | None = None
         self._is_worker = hasattr(config, "workerinput")
+        self._entries = _registry.load(settings.registry) if settings.registry is not None else []
+        self._registry: _registry.Registry | None = None  # needs the torch version: built on first use
+        self._collected: dict[tuple[str, str, str, str], set[int]] = defaultdict(set)
+        self._stale: list[_registry.Entry] = []
+        self._accepted: tuple[int, int] | None = None
+
+    @property
+    def registry(self) -> _registry.Registry:
+        if self._registry is None:
+            self._registry = _registry.Registry(self._entries, _torch_version())
+        return self._registry
 
     # -- collection ---------------------------------------------------------------------------
 
@@ -198,8 +224,12 @@ class Sweep:
             )
             pytest.fail(f"[eager] the OpInfo's samples cannot be made: {case.reason}", pytrace=False)
         if case.sample is None:
-            self._attach(item, case.result(Outcome.NOT_APPLICABLE, message=case.reason))
+            self._attach(item, case.result(Outcome.NOT_APPLICABLE, message=case.reason, verdict=_registry.Verdict.NOT_APPLICABLE))
             pytest.skip(f"not applicable: {case.reason}")
+        entry = self.registry.lookup(case.scope, case.sample)
+        if entry is not None and entry.status is _registry.Status.SKIP:
+            self._attach(item, case.result(Outcome.SKIPPED, entry.stage, entry.reason, verdict=_registry.Verdict.SKIPPED))
+            pytest.skip(f"expected-failures registry: skip ({entry.stage}): {entry.reason}")
         if self._runner is None:
             self._runner = IsolatedRunner(_execute_in_child)
         start = time.perf_counter()
@@ -225,9 +255,52 @@ class Sweep:
             report = f"[{stage}] {answer.message}"
         else:
             record, report = answer
-        self._attach(item, record)
-        if record.outcome is Outcome.FAILED:
-            pytest.fail(report, pytrace=False)
+        verdict, entry = self.registry.judge(record)
+        self._attach(item, dataclasses.replace(record, verdict=verdict.value))
+        if verdict is _registry.Verdict.XFAILED:
+            assert entry is not None
+            pytest.xfail(f"expected ({entry.stage}): {entry.reason}")
+        if verdict.ok:
+            return
+        context = f"[{case.ref.id} {case.mode} {case.dtype} {case.device} sample {case.sample}]"
+        if verdict is _registry.Verdict.UNEXPECTED_PASS:
+            assert entry is not None
+            head = f"outcome=passed, but expected a failure at stage {entry.stage} {context}\nThe registry says: {entry.reason}"
+            what = "It passes now: remove it from the registry"
+        elif verdict is _registry.Verdict.STAGE_CHANGED:
+            assert entry is not None
+            head = f"stage={record.stage}, but expected {entry.stage} {context}\nThe registry says: {entry.reason}\n{report}"
+            what = "If the new stage is expected, record it"
+        else:
+            head = report
+            what = f"Not in the expected-failures registry ({self._registry_name()}). If this failure is expected, record it"
+        if self.settings.accept:
+            pytest.xfail(f"{verdict.value}; --optests-accept records it")
+        pytest.fail(f"{head}\n{what}:\n  {self._accept_command(item, case)}", pytrace=False)
+
+    def _registry_name(self) -> str:
+        path = self.settings.registry
+        if path is None:
+            return "none given"
+        try:
+            return str(path.relative_to(self.config.rootpath))
+        except ValueError:
+            return str(path)
+
+    def _accept_command(self, item: pytest.Item, case: Case) -> str:
+        try:
+            where = item.path.relative_to(self.config.rootpath)
+        except ValueError:
+            where = item.path
+        extra = ""
+        if case.ref.db not in BUILTIN_DBS:
+            extra += f" --optests-dbs='{case.ref.db}'"
+        if self.settings.registry is not None and self._registry_name() != _registry.DEFAULT_PATH:
+            extra += f" --optests-registry={self._registry_name()}"
+        return (
+            f"pytest {where} --optests-ops='{case.ref.id}' --optests-modes={case.mode} "
+            f"--optests-dtypes={case.dtype} --optests-devices={case.device}{extra} --optests-accept"
+        )
 
     @staticmethod
     def _attach(item: pytest.Item, record: SampleResult) -> None:
@@ -244,13 +317,60 @@ class Sweep:
                 record = SampleResult.from_json(json.loads(str(value)))
                 self.results[record.id] = record
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        for item in session.items:
+            callspec = getattr(item, "callspec", None)
+            case = callspec.params.get(CASE_FIXTURE) if callspec is not None else None
+            if isinstance(case, Case):
+                self._note_collected(case.id)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        for nodeid in ids:
+            if "[" in nodeid:
+                self._note_collected(nodeid.rsplit("[", 1)[1].rstrip("]"))
+
+    def _note_collected(self, case_id: str) -> None:
+        parts = parse_case_id(case_id)
+        if parts is not None:
+            samples = self._collected[(parts["op"], parts["mode"], parts["dtype"], parts["device"])]
+            if parts["tail"].startswith("sample") and parts["tail"] != "samples":
+                samples.add(int(parts["tail"].removeprefix("sample")))
+
+    def _whole_selection(self) -> bool:
+        """Stale entries are judged only when the run collected everything its options select."""
+        opt = self.config.option
+        narrowed = bool(getattr(opt, "keyword", "")) or bool(getattr(opt, "markexpr", "")) or bool(getattr(opt, "deselect", None))
+        return not narrowed and not any("::" in str(a) for a in self.config.args)
+
+    def _in_selection(self, e: _registry.Entry) -> bool:
+        s = self.settings
+        return (
+            e.mode in s.modes
+            and e.dtype in s.dtypes
+            and e.device in s.devices
+            and any(fnmatch.fnmatchcase(e.op_id, p) or fnmatch.fnmatchcase(e.op, p) for p in s.ops)
+        )
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self._runner is not None:
             self._runner.close()
             self._runner = None
-        if self._is_worker or not self.results or self.settings.results is None:
+        if self._is_worker or not self.results:
             return
-        _results.write(self.settings.results, self.results.values(), _results.environment())
+        torch_version = _torch_version()
+        if self._whole_selection():
+            self._stale = _registry.stale(self._entries, self._collected, self._in_selection, torch_version)
+            if self._stale and self.settings.strict_registry and not self.settings.accept:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.settings.accept and self.settings.registry is not None:
+            new = _registry.accept(self._entries, self.results.values(), torch_version)
+            new = [e for e in new if e not in self._stale]
+            _registry.dump(self.settings.registry, new)
+            self._accepted = (len(self._entries), len(new))
+        if self.settings.results is not None:
+            _results.write(self.settings.results, self.results.values(), _results.environment())
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self._is_worker or not self.results:
@@ -268,5 +388,16 @@ class Sweep:
             slow = ", ".join(f"{op} {secs:.1f}s" for op, secs in op_time[mode].most_common(5))
             tr.write_line(f"{mode}: {sum(counts.values())} samples: {parts}")
             tr.write_line(f"  slowest ops: {slow}")
+        verdicts = Counter(r.verdict for r in self.results.values() if r.verdict)
+        if verdicts:
+            tr.write_line("registry: " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())))
+        for e in self._stale:
+            tr.write_line(
+                f"stale registry entry (matches no collected sample): {e.label} samples={list(e.samples) if e.samples else 'all'}"
+            )
+        if self._accepted is not None:
+            tr.write_line(
+                f"accepted: {self._registry_name()} rewritten ({self._accepted[0]} entries before, {self._accepted[1]} after)"
+            )
         if self.settings.results is not None:
             tr.write_line(f"results: {self.settings.results}")

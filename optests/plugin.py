@@ -5,32 +5,41 @@ is actually collected."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from . import _settings
+from . import _registry, _settings
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("optests", "optests: the OpInfo sweep through the AOT-autograd check")
     for opt in _settings.OPTIONS:
-        group.addoption(
-            f"--optests-{opt.name}", dest=f"optests_{opt.name}", default=None, metavar=opt.name.upper(), help=opt.help
-        )
-        parser.addini(f"optests_{opt.name}", f"{opt.help} (default: {opt.default!r})", default="")
+        dest = "optests_" + opt.name.replace("-", "_")
+        if opt.flag:
+            group.addoption(f"--optests-{opt.name}", dest=dest, action="store_true", default=False, help=opt.help)
+        else:
+            group.addoption(f"--optests-{opt.name}", dest=dest, default=None, metavar=opt.name.upper(), help=opt.help)
+        parser.addini(dest, f"{opt.help} (default: {opt.default!r})", default="")
 
 
 def _read(config: pytest.Config) -> _settings.Settings:
-    return _settings.parse(
-        lambda name: config.getoption(f"optests_{name}"),
-        lambda name: str(config.getini(f"optests_{name}")),
+    settings = _settings.parse(
+        lambda name: config.getoption("optests_" + name.replace("-", "_")),
+        lambda name: str(config.getini("optests_" + name.replace("-", "_"))),
     )
+    if settings.registry is not None and not settings.registry.is_absolute():
+        settings = dataclasses.replace(settings, registry=config.rootpath / settings.registry)
+    return settings
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     try:
-        _read(config)
-    except _settings.SettingError as e:
+        settings = _read(config)
+        if settings.registry is not None:
+            _registry.load(settings.registry)  # a malformed registry stops the run before any test
+    except (_settings.SettingError, _registry.RegistryError) as e:
         raise pytest.UsageError(str(e)) from None
 
 

@@ -1,0 +1,414 @@
+"""The expected-failures registry (SPEC section 3): load and validate, look up, judge, accept.
+
+Torch-free. One entry covers samples of one scope (op, variant, mode, dtype, device) that fail
+at one stage; ``samples`` lists them (``xfail``), or is absent for a ``skip`` of the whole scope.
+The file is sorted, indented by 2 and ends with a newline, so an accept produces small diffs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from ._findings import Outcome, Stage
+from ._results import SampleResult, write_json_atomic
+from ._settings import DEVICES, DTYPES, MODES
+
+SCHEMA_VERSION = 1
+DEFAULT_PATH = "expected_failures.json"
+
+Scope = tuple[str, str, str, str, str]  # op, variant, mode, dtype, device
+
+
+class Status(str, enum.Enum):
+    #: The listed samples fail at ``stage``; anything else (a pass, another stage) is red.
+    XFAIL = "xfail"
+    #: The samples (or the whole scope) are not run: they crash or hang too slowly to run in CI.
+    SKIP = "skip"
+
+
+class RegistryError(ValueError):
+    """A malformed registry: the message names the file, the entry or position, and what is wrong."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    op: str
+    variant: str
+    mode: str
+    dtype: str
+    device: str
+    status: Status
+    stage: Stage
+    reason: str
+    samples: tuple[int, ...] | None = None  # None: every sample of the scope (skip only)
+    issue: str = ""
+    torch: str = ""  # a version specifier such as ">=2.13,<2.14"; empty: every version
+
+    @property
+    def scope(self) -> Scope:
+        return (self.op, self.variant, self.mode, self.dtype, self.device)
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return (*self.scope, self.stage.value, self.torch)
+
+    @property
+    def op_id(self) -> str:
+        return f"{self.op}.{self.variant}" if self.variant else self.op
+
+    @property
+    def label(self) -> str:
+        return f"{self.op_id} {self.mode} {self.dtype} {self.device} {self.stage.value}"
+
+    def covers(self, sample: int | None) -> bool:
+        return self.samples is None or (sample is not None and sample in self.samples)
+
+    def applies_to(self, torch_version: str) -> bool:
+        if not self.torch:
+            return True
+        return Version(torch_version) in SpecifierSet(self.torch, prereleases=True)
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "op": self.op,
+            "variant": self.variant,
+            "mode": self.mode,
+            "dtype": self.dtype,
+            "device": self.device,
+            "status": self.status.value,
+            "stage": self.stage.value,
+            "reason": self.reason,
+        }
+        if self.samples is not None:
+            d["samples"] = list(self.samples)
+        if self.issue:
+            d["issue"] = self.issue
+        if self.torch:
+            d["torch"] = self.torch
+        return d
+
+
+def scope_of(r: SampleResult) -> Scope:
+    return (r.op, r.variant, r.mode, r.dtype, r.device)
+
+
+# -- reading and writing --------------------------------------------------------------------------
+
+_REQUIRED: dict[str, type] = {
+    "op": str,
+    "variant": str,
+    "mode": str,
+    "dtype": str,
+    "device": str,
+    "status": str,
+    "stage": str,
+    "reason": str,
+}
+_OPTIONAL: dict[str, type] = {"samples": list, "issue": str, "torch": str}
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in seen:
+            raise RegistryError(f"duplicate JSON key {k!r}")
+        seen[k] = v
+    return seen
+
+
+def _entry(raw: object, where: str) -> Entry:
+    if not isinstance(raw, dict):
+        raise RegistryError(f"{where}: an entry must be an object, got {type(raw).__name__}")
+    label = f"{where} ({raw.get('op', '?')} {raw.get('mode', '?')})"
+    for name, typ in _REQUIRED.items():
+        if name not in raw:
+            raise RegistryError(f"{label}: missing field {name!r}")
+        if not isinstance(raw[name], typ):
+            raise RegistryError(f"{label}: field {name!r} must be a string, got {raw[name]!r}")
+    unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
+    if unknown:
+        raise RegistryError(f"{label}: unknown field {sorted(unknown)[0]!r}; fields: {', '.join([*_REQUIRED, *_OPTIONAL])}")
+    for name, typ in _OPTIONAL.items():
+        if name in raw and not isinstance(raw[name], typ):
+            raise RegistryError(f"{label}: field {name!r} must be a {typ.__name__}, got {raw[name]!r}")
+    for name, valid in (
+        ("mode", MODES),
+        ("dtype", DTYPES),
+        ("device", DEVICES),
+        ("status", [s.value for s in Status]),
+        ("stage", [s.value for s in Stage]),
+    ):
+        if raw[name] not in valid:
+            raise RegistryError(f"{label}: unknown {name} {raw[name]!r}; valid: {', '.join(valid)}")
+    if not raw["op"] or not raw["reason"].strip():
+        raise RegistryError(f"{label}: {'op' if not raw['op'] else 'reason'} must not be empty")
+    samples = raw.get("samples")
+    if samples is not None:
+        if not samples or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in samples):
+            raise RegistryError(f"{label}: samples must be a non-empty list of sample indices (integers >= 0), got {samples!r}")
+        if samples != sorted(set(samples)):
+            raise RegistryError(f"{label}: samples must be sorted and unique, got {samples!r}")
+    elif raw["status"] == Status.XFAIL.value:
+        raise RegistryError(f"{label}: an xfail entry must list its samples")
+    if raw.get("torch"):
+        try:
+            SpecifierSet(raw["torch"])
+        except InvalidSpecifier:
+            raise RegistryError(f"{label}: torch {raw['torch']!r} is not a version range such as '>=2.13,<2.14'") from None
+    return Entry(
+        op=raw["op"],
+        variant=raw["variant"],
+        mode=raw["mode"],
+        dtype=raw["dtype"],
+        device=raw["device"],
+        status=Status(raw["status"]),
+        stage=Stage(raw["stage"]),
+        reason=raw["reason"],
+        samples=tuple(samples) if samples is not None else None,
+        issue=raw.get("issue", ""),
+        torch=raw.get("torch", ""),
+    )
+
+
+def parse(text: str, path: str) -> list[Entry]:
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as e:
+        raise RegistryError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    except RegistryError as e:
+        raise RegistryError(f"{path}: {e}") from None
+    if not isinstance(data, dict):
+        raise RegistryError(f'{path}: the registry must be a JSON object with "schema_version" and "entries"')
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise RegistryError(
+            f"{path}: schema_version {data.get('schema_version')!r} is not supported (this optests reads {SCHEMA_VERSION})"
+        )
+    unknown = set(data) - {"schema_version", "entries", "comment"}
+    if unknown:
+        raise RegistryError(f"{path}: unknown top-level field {sorted(unknown)[0]!r}")
+    raw_entries = data.get("entries")
+    if not isinstance(raw_entries, list):
+        raise RegistryError(f'{path}: "entries" must be a list')
+    try:
+        entries = [_entry(raw, f"entries[{i}]") for i, raw in enumerate(raw_entries)]
+    except RegistryError as e:
+        raise RegistryError(f"{path}: {e}") from None
+    _check_consistency(entries, path)
+    return entries
+
+
+def _check_consistency(entries: Sequence[Entry], path: str) -> None:
+    keys: dict[tuple[str, ...], int] = {}
+    for i, e in enumerate(entries):
+        if e.key in keys:
+            raise RegistryError(f"{path}: entries[{i}] ({e.label}): duplicate of entries[{keys[e.key]}]")
+        keys[e.key] = i
+    by_scope: dict[tuple[str, ...], list[tuple[int, Entry]]] = defaultdict(list)
+    for i, e in enumerate(entries):
+        by_scope[(*e.scope, e.torch)].append((i, e))
+    for group in by_scope.values():
+        whole = [i for i, e in group if e.samples is None]
+        if whole and len(group) > 1:
+            i = next(i for i, _ in group if i != whole[0])
+            raise RegistryError(
+                f"{path}: entries[{i}] ({entries[i].label}): its scope is already covered whole by entries[{whole[0]}]"
+            )
+        owner: dict[int, int] = {}
+        for i, e in group:
+            for sample in e.samples or ():
+                if sample in owner:
+                    raise RegistryError(
+                        f"{path}: entries[{i}] ({e.label}): sample {sample} is also listed by entries[{owner[sample]}]"
+                    )
+                owner[sample] = i
+
+
+def load(path: Path) -> list[Entry]:
+    """The entries of the registry at ``path`` (none if the file does not exist)."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise RegistryError(f"{path}: cannot read: {e.strerror}") from None
+    return parse(text, str(path))
+
+
+def _sort_key(e: Entry) -> tuple[str, ...]:
+    return e.key
+
+
+def dump(path: Path, entries: Iterable[Entry]) -> None:
+    """Write atomically: a crash mid-write leaves the old file intact."""
+    write_json_atomic(path, {"schema_version": SCHEMA_VERSION, "entries": [e.to_json() for e in sorted(entries, key=_sort_key)]})
+
+
+# -- judging --------------------------------------------------------------------------------------
+
+
+class Verdict(str, enum.Enum):
+    PASSED = "passed"
+    #: Failed as the registry expects.
+    XFAILED = "xfailed"
+    #: Not run: a skip entry covers it.
+    SKIPPED = "skipped"
+    NOT_APPLICABLE = "not_applicable"
+    #: Failed with no entry.
+    UNEXPECTED_FAILURE = "unexpected_failure"
+    #: Failed at another stage than the entry says.
+    STAGE_CHANGED = "stage_changed"
+    #: Passed although an xfail entry expects a failure (strict).
+    UNEXPECTED_PASS = "unexpected_pass"
+
+    @property
+    def ok(self) -> bool:
+        return self in (Verdict.PASSED, Verdict.XFAILED, Verdict.SKIPPED, Verdict.NOT_APPLICABLE)
+
+
+class Registry:
+    """Entries indexed by scope, restricted to those that apply to one torch version."""
+
+    def __init__(self, entries: Iterable[Entry], torch_version: str) -> None:
+        self.entries = list(entries)
+        self.torch_version = torch_version
+        self._by_scope: dict[Scope, list[Entry]] = defaultdict(list)
+        for e in self.entries:
+            if _applies(e, torch_version):
+                self._by_scope[e.scope].append(e)
+
+    def lookup(self, scope: Scope, sample: int | None) -> Entry | None:
+        for e in self._by_scope.get(scope, ()):
+            if e.covers(sample):
+                return e
+        return None
+
+    def judge(self, record: SampleResult) -> tuple[Verdict, Entry | None]:
+        entry = self.lookup(scope_of(record), record.sample)
+        if record.outcome is Outcome.NOT_APPLICABLE:
+            return Verdict.NOT_APPLICABLE, entry
+        if record.outcome is Outcome.SKIPPED:
+            return Verdict.SKIPPED, entry
+        if record.outcome is Outcome.PASSED:
+            if entry is not None and entry.status is Status.XFAIL:
+                return Verdict.UNEXPECTED_PASS, entry
+            return Verdict.PASSED, entry
+        if entry is None:
+            return Verdict.UNEXPECTED_FAILURE, None
+        if entry.stage is not record.stage:
+            return Verdict.STAGE_CHANGED, entry
+        return Verdict.XFAILED, entry
+
+
+def _applies(e: Entry, torch_version: str) -> bool:
+    try:
+        return e.applies_to(torch_version)
+    except InvalidVersion:
+        return True
+
+
+# -- stale entries --------------------------------------------------------------------------------
+
+
+def stale(
+    entries: Iterable[Entry],
+    collected: Mapping[tuple[str, str, str, str], set[int]],
+    in_selection: Callable[[Entry], bool],
+    torch_version: str,
+) -> list[Entry]:
+    """Entries that apply to this torch, lie inside the run's selection and match no collected
+    sample. ``collected`` maps (op id, mode, dtype, device) to the collected sample indices."""
+    out = []
+    for e in entries:
+        if not _applies(e, torch_version) or not in_selection(e):
+            continue
+        key = (e.op_id, e.mode, e.dtype, e.device)
+        if key not in collected or (e.samples is not None and not collected[key].intersection(e.samples)):
+            out.append(e)
+    return out
+
+
+# -- accepting ------------------------------------------------------------------------------------
+
+_CONTEXT = re.compile(r"\s*\[[^\[\]]*\]\s*$")
+
+
+def reason_from(message: str) -> str:
+    """A registry reason drawn from a finding's one-line message (the context bracket dropped)."""
+    text = _CONTEXT.sub("", message.splitlines()[0] if message else "").strip()
+    return text[:300] or "fails (no message)"
+
+
+def merge(record_sets: Iterable[Iterable[SampleResult]]) -> dict[str, SampleResult]:
+    """One record per test id from several runs or shards. A test id recorded twice with the
+    same outcome and stage is fine; with different ones it is a conflict."""
+    merged: dict[str, SampleResult] = {}
+    for records in record_sets:
+        for r in records:
+            old = merged.get(r.id)
+            if old is not None and (old.outcome, old.stage) != (r.outcome, r.stage):
+                raise RegistryError(
+                    f"{r.id} is recorded twice with different results ({old.outcome.value}/{old.stage} and {r.outcome.value}/{r.stage})"
+                )
+            # keep one of two agreeing records, the same one whatever the order
+            merged[r.id] = r if old is None else max(old, r, key=lambda x: (x.message, x.duration))
+    return merged
+
+
+def accept(entries: Sequence[Entry], records: Iterable[SampleResult], torch_version: str) -> list[Entry]:
+    """The registry rewritten from what ran: for each scope with run samples, the failing ones
+    are listed by stage (existing reasons, issues and torch ranges kept), passing ones dropped;
+    samples not run, skip entries, scopes not run and entries for other torch versions stay."""
+    ran: dict[Scope, dict[int, Stage | None]] = defaultdict(dict)
+    messages: dict[tuple[Scope, Stage], str] = {}
+    for r in sorted(records, key=lambda r: r.id):
+        if r.sample is None or r.outcome not in (Outcome.PASSED, Outcome.FAILED):
+            continue
+        stage = r.stage if r.outcome is Outcome.FAILED else None
+        if r.outcome is Outcome.FAILED and stage is None:
+            continue  # an internal error of optests, not an expectation to record
+        ran[scope_of(r)][r.sample] = stage
+        if stage is not None:
+            messages.setdefault((scope_of(r), stage), r.message)
+
+    kept: list[Entry] = []
+    old_by_scope: dict[Scope, list[Entry]] = defaultdict(list)
+    for e in entries:
+        if e.scope in ran and e.status is Status.XFAIL and _applies(e, torch_version):
+            old_by_scope[e.scope].append(e)
+        else:
+            kept.append(e)
+
+    for scope, results in ran.items():
+        failing: dict[Stage, set[int]] = defaultdict(set)
+        for e in old_by_scope.get(scope, []):  # samples not run this time keep their expectation
+            for s in e.samples or ():
+                if s not in results:
+                    failing[e.stage].add(s)
+        for s, stage in results.items():
+            if stage is not None:
+                failing[stage].add(s)
+        old_meta = {e.stage: e for e in old_by_scope.get(scope, [])}
+        for stage, samples in failing.items():
+            prev = old_meta.get(stage)
+            kept.append(
+                Entry(
+                    *scope,
+                    status=Status.XFAIL,
+                    stage=stage,
+                    reason=prev.reason if prev else reason_from(messages.get((scope, stage), "")),
+                    samples=tuple(sorted(samples)),
+                    issue=prev.issue if prev else "",
+                    torch=prev.torch if prev else "",
+                )
+            )
+    return sorted(kept, key=_sort_key)

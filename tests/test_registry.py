@@ -1,0 +1,199 @@
+"""The expected-failures registry: validation, verdicts, accept, merge; unit and property tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optests import Outcome, Stage
+from optests._registry import Entry, Registry, RegistryError, Status, Verdict, accept, dump, load, merge, parse, reason_from
+from optests._results import SampleResult
+
+TORCH = "2.13.0+cpu"
+
+
+def _entry(**kw: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "op": "sin", "variant": "", "mode": "static", "dtype": "float32", "device": "cpu",
+        "status": "xfail", "stage": "trace", "reason": "because", "samples": [0, 2],
+    }  # fmt: skip
+    base.update(kw)
+    return {k: v for k, v in base.items() if v is not None}
+
+
+def _doc(*entries: dict[str, object], version: object = 1) -> str:
+    return json.dumps({"schema_version": version, "entries": list(entries)}, indent=2)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('{"schema_version": 1,\n "entries": [}', "reg.json:2:14: not valid JSON: Expecting value"),
+        (_doc(version=2), "reg.json: schema_version 2 is not supported (this optests reads 1)"),
+        (json.dumps({"entries": []}), "reg.json: schema_version None is not supported (this optests reads 1)"),
+        ("[]", 'reg.json: the registry must be a JSON object with "schema_version" and "entries"'),
+        (_doc(_entry(status="flaky")), "reg.json: entries[0] (sin static): unknown status 'flaky'; valid: xfail, skip"),
+        (
+            _doc(_entry(stage="forwrd")),
+            "reg.json: entries[0] (sin static): unknown stage 'forwrd'; valid: eager, trace, forward, backward, metadata, mutation, randomized, crash, timeout",
+        ),
+        (
+            _doc(_entry(mode="fast")),
+            "reg.json: entries[0] (sin fast): unknown mode 'fast'; valid: static, dynamic, static-nofunc, dynamic-nofunc",
+        ),
+        (_doc(_entry(reason=None)), "reg.json: entries[0] (sin static): missing field 'reason'"),
+        (_doc(_entry(reason=" ")), "reg.json: entries[0] (sin static): reason must not be empty"),
+        (_doc(_entry(samples=None)), "reg.json: entries[0] (sin static): an xfail entry must list its samples"),
+        (_doc(_entry(samples=[2, 0])), "reg.json: entries[0] (sin static): samples must be sorted and unique, got [2, 0]"),
+        (
+            _doc(_entry(samples=[-1])),
+            "reg.json: entries[0] (sin static): samples must be a non-empty list of sample indices (integers >= 0), got [-1]",
+        ),
+        (
+            _doc(_entry(torch="2.13 or so")),
+            "reg.json: entries[0] (sin static): torch '2.13 or so' is not a version range such as '>=2.13,<2.14'",
+        ),
+        (_doc(_entry(colour="red")), "reg.json: entries[0] (sin static): unknown field 'colour'; fields: *"),
+        (_doc(_entry(), _entry(samples=[5])), "reg.json: entries[1] (sin static float32 cpu trace): duplicate of entries[0]"),
+        (
+            _doc(_entry(), _entry(stage="forward", samples=[2])),
+            "reg.json: entries[1] (sin static float32 cpu forward): sample 2 is also listed by entries[0]",
+        ),
+        ('{"schema_version": 1, "schema_version": 1, "entries": []}', "reg.json: duplicate JSON key 'schema_version'"),
+    ],
+)
+def test_a_malformed_registry_is_one_clear_line(text: str, error: str) -> None:
+    with pytest.raises(RegistryError) as info:
+        parse(text, "reg.json")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message == error or (error.endswith("*") and message.startswith(error[:-1])), message
+
+
+def test_load_of_a_missing_file_is_an_empty_registry(tmp_path: Path) -> None:
+    assert load(tmp_path / "none.json") == []
+
+
+def _record(
+    op: str = "sin", mode: str = "static", sample: int = 0, stage: Stage | None = None, message: str = ""
+) -> SampleResult:
+    return SampleResult(
+        id=f"{mode}-float32-cpu-{op}-sample{sample}", op=op, variant="", db="op_db", mode=mode, dtype="float32", device="cpu",
+        sample=sample, outcome=Outcome.FAILED if stage else Outcome.PASSED, stage=stage, message=message,
+    )  # fmt: skip
+
+
+def test_verdicts() -> None:
+    reg = Registry(parse(_doc(_entry()), "r"), TORCH)
+    assert reg.judge(_record(sample=0, stage=Stage.TRACE))[0] is Verdict.XFAILED
+    assert reg.judge(_record(sample=0, stage=Stage.FORWARD))[0] is Verdict.STAGE_CHANGED
+    assert reg.judge(_record(sample=0))[0] is Verdict.UNEXPECTED_PASS
+    assert reg.judge(_record(sample=1, stage=Stage.TRACE))[0] is Verdict.UNEXPECTED_FAILURE
+    assert reg.judge(_record(sample=1))[0] is Verdict.PASSED
+
+
+def test_entries_for_other_torch_versions_do_not_apply() -> None:
+    reg = Registry(parse(_doc(_entry(torch=">=2.14")), "r"), TORCH)
+    assert reg.judge(_record(sample=0, stage=Stage.TRACE))[0] is Verdict.UNEXPECTED_FAILURE
+    assert Registry(parse(_doc(_entry(torch="==2.13.*")), "r"), TORCH).lookup(("sin", "", "static", "float32", "cpu"), 0)
+
+
+def test_accept_keeps_reasons_and_links_drops_passes_and_leaves_other_scopes_alone() -> None:
+    old = parse(
+        _doc(
+            _entry(samples=[0, 2], issue="https://github.com/pytorch/pytorch/issues/1", reason="known"),
+            _entry(op="cos", samples=[1], reason="cos is not run this time"),
+            _entry(op="tan", status="skip", stage="timeout", samples=None, reason="hangs"),
+        ),
+        "r",
+    )
+    records = [
+        _record(sample=0, stage=Stage.TRACE, message="x=1, but expected 2 [sin static float32 cpu sample 0]"),
+        _record(sample=2),
+        _record(sample=3, stage=Stage.METADATA, message="out.dtype=float64, but expected float32 [ctx]"),
+    ]
+    new = accept(old, records, TORCH)
+    by_op = {(e.op, e.stage): e for e in new}
+    assert by_op[("sin", Stage.TRACE)].samples == (0,)
+    assert by_op[("sin", Stage.TRACE)].issue == "https://github.com/pytorch/pytorch/issues/1"
+    assert by_op[("sin", Stage.TRACE)].reason == "known"
+    assert by_op[("sin", Stage.METADATA)].reason == "out.dtype=float64, but expected float32"
+    assert by_op[("cos", Stage.TRACE)] == old[1]
+    assert by_op[("tan", Stage.TIMEOUT)] == old[2]
+    assert len(new) == 4
+
+
+def test_accept_keeps_expectations_of_samples_that_did_not_run() -> None:
+    old = parse(_doc(_entry(samples=[0, 5])), "r")
+    new = accept(old, [_record(sample=0)], TORCH)
+    assert [e.samples for e in new] == [(5,)]
+
+
+def test_dump_is_sorted_indented_and_ends_with_a_newline(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    entries = parse(_doc(_entry(op="zeta"), _entry(op="alpha")), "r")
+    dump(path, entries)
+    text = path.read_text()
+    assert text.endswith("}\n") and text.startswith('{\n  "entries": [\n')
+    assert [e.op for e in load(path)] == ["alpha", "zeta"]
+    dump(path, load(path))
+    assert path.read_text() == text
+
+
+def test_reason_from_drops_the_context() -> None:
+    assert (
+        reason_from("out.shape=[3], but expected [4] [nn.functional.pad static float32 cpu sample 3]\nmore")
+        == "out.shape=[3], but expected [4]"
+    )
+
+
+def test_merge_rejects_conflicting_records() -> None:
+    with pytest.raises(RegistryError, match="recorded twice with different results"):
+        merge([[_record(sample=0)], [_record(sample=0, stage=Stage.TRACE)]])
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+_stages = st.sampled_from([None, Stage.TRACE, Stage.FORWARD, Stage.METADATA])
+_records = st.lists(
+    st.builds(
+        _record,
+        op=st.sampled_from(["sin", "cos", "nn.functional.pad"]),
+        mode=st.sampled_from(["static", "dynamic"]),
+        sample=st.integers(0, 6),
+        stage=_stages,
+        message=st.sampled_from(["", "a=1, but expected 2 [x]"]),
+    ),
+    max_size=40,
+    unique_by=lambda r: r.id,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(records=_records, data=st.data())
+def test_merging_shards_is_independent_of_order_and_grouping(records: list[SampleResult], data: st.DataObject) -> None:
+    shuffled = data.draw(st.permutations(records))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(records)), max_size=4)))
+    shards = [shuffled[a:b] for a, b in zip([0, *cuts], [*cuts, len(shuffled)], strict=True)]
+    overlap = data.draw(st.lists(st.sampled_from(records), max_size=5)) if records else []
+    assert merge([*shards, overlap]) == merge([records])
+    old = parse(_doc(_entry(samples=[0, 5]), _entry(op="cos", mode="dynamic", stage="forward", samples=[1])), "r")
+    assert accept(old, merge(shards).values(), TORCH) == accept(old, records, TORCH)
+
+
+@settings(max_examples=150, deadline=None)
+@given(records=_records)
+def test_a_registry_accepted_from_results_judges_them_all_as_expected(records: list[SampleResult]) -> None:
+    entries = accept([], records, TORCH)
+    reg = Registry(entries, TORCH)
+    assert all(reg.judge(r)[0].ok for r in records)
+    assert accept(entries, records, TORCH) == entries  # and accepting again changes nothing
+
+
+def test_entry_to_json_round_trips() -> None:
+    e = Entry("sin", "", "static", "float32", "cpu", Status.SKIP, Stage.TIMEOUT, "hangs", None, "https://x", ">=2.13")
+    assert parse(_doc(e.to_json()), "r") == [e]

@@ -1,0 +1,146 @@
+"""The registry enforced by the sweep and rewritten by accept, through pytest itself (pytester)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
+DB = ["--optests-dbs=buggy_ops:ops", "-p", "no:cacheprovider"]
+
+
+@pytest.fixture
+def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    shutil.copy(ROOT / "opinfo_sweeps" / "test_aot_autograd.py", pytester.path / "test_aot_autograd.py")
+    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
+    return pytester
+
+
+@pytest.fixture
+def accepted(sweep: pytest.Pytester) -> Path:
+    """A registry accepted from a serial run over the buggy ops."""
+    result = sweep.runpytest_subprocess(*DB, "--optests-accept")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    return sweep.path / "expected_failures.json"
+
+
+def test_accept_records_every_failure_and_the_run_is_then_green(sweep: pytest.Pytester, accepted: Path) -> None:
+    entries = json.loads(accepted.read_text())["entries"]
+    assert {(e["op"], e["mode"], e["stage"], tuple(e["samples"])) for e in entries} == {
+        ("buggy_fake", "static", "metadata", (0, 1, 2, 3)),
+        ("buggy_fake", "dynamic", "metadata", (0, 1, 2, 3)),
+        ("buggy_long", "static", "forward", (2, 3)),
+        ("buggy_long", "dynamic", "forward", (2, 3)),
+    }
+    result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*registry: passed 12, xfailed 12*", "*12 passed, 12 xfailed*"])
+
+
+def test_deleting_an_entry_is_red_with_sample_stage_and_accept_command(sweep: pytest.Pytester, accepted: Path) -> None:
+    full = accepted.read_text()
+    data = json.loads(full)
+    data["entries"] = [e for e in data["entries"] if not (e["op"] == "buggy_long" and e["mode"] == "dynamic")]
+    accepted.write_text(json.dumps(data))
+    result = sweep.runpytest_subprocess(*DB)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=12, xfailed=10, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "[[]forward[]] out=max abs diff *, but expected equal to eager within tolerance [[]buggy_long dynamic float32 cpu sample 2[]]",
+            "Not in the expected-failures registry (expected_failures.json). If this failure is expected, record it:",
+            "  pytest test_aot_autograd.py --optests-ops='buggy_long' --optests-modes=dynamic --optests-dtypes=float32 --optests-devices=cpu --optests-dbs='buggy_ops:ops' --optests-accept",
+        ]
+    )
+    accepted.write_text(full)
+    assert sweep.runpytest_subprocess(*DB).ret == pytest.ExitCode.OK
+
+
+def test_an_entry_that_now_passes_or_fails_elsewhere_is_red(sweep: pytest.Pytester, accepted: Path) -> None:
+    data = json.loads(accepted.read_text())
+    for e in data["entries"]:
+        if e["op"] == "buggy_long" and e["mode"] == "static":
+            e["samples"] = [1, 2, 3]  # sample 1 passes: strict
+        if e["op"] == "buggy_fake" and e["mode"] == "static":
+            e["stage"] = "trace"  # it fails at metadata
+    accepted.write_text(json.dumps(data))
+    result = sweep.runpytest_subprocess(*DB)
+    result.assert_outcomes(passed=11, xfailed=8, failed=5)
+    result.stdout.fnmatch_lines(
+        [
+            "stage=metadata, but expected trace [[]buggy_fake static float32 cpu sample 0[]]",
+            "outcome=passed, but expected a failure at stage forward [[]buggy_long static float32 cpu sample 1[]]",
+        ]
+    )
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_bogus_entry_is_reported_stale(sweep: pytest.Pytester, accepted: Path, strict: bool) -> None:
+    data = json.loads(accepted.read_text())
+    data["entries"].append(
+        {
+            "op": "no_such_op",
+            "variant": "",
+            "mode": "static",
+            "dtype": "float32",
+            "device": "cpu",
+            "status": "xfail",
+            "stage": "trace",
+            "reason": "bogus",
+            "samples": [0],
+        }
+    )
+    accepted.write_text(json.dumps(data))
+    result = sweep.runpytest_subprocess(*DB, *(["--optests-strict-registry"] if strict else []))
+    result.stdout.fnmatch_lines(
+        ["stale registry entry (matches no collected sample): no_such_op static float32 cpu trace samples=[[]0[]]"]
+    )
+    assert result.ret == (pytest.ExitCode.TESTS_FAILED if strict else pytest.ExitCode.OK)
+
+
+def test_a_malformed_registry_stops_the_run_before_any_test(sweep: pytest.Pytester) -> None:
+    (sweep.path / "expected_failures.json").write_text('{"schema_version": 1, "entries": [{"op": "sin"}]}')
+    result = sweep.runpytest_subprocess(*DB)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: */expected_failures.json: entries[[]0[]] (sin [?]): missing field 'variant'"])
+    assert "Traceback" not in result.stderr.str() and "passed" not in result.stdout.str()
+
+
+def _optests(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "optests.cli", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def test_accept_after_xdist_and_after_two_shards_give_the_same_bytes(sweep: pytest.Pytester, accepted: Path) -> None:
+    serial = accepted.read_bytes()
+    accepted.unlink()
+    assert sweep.runpytest_subprocess(*DB, "-n", "2", "--optests-accept").ret == pytest.ExitCode.OK
+    assert accepted.read_bytes() == serial
+    accepted.unlink()
+    for i, k in enumerate(["buggy_fake", "not buggy_fake"]):
+        sweep.runpytest_subprocess(*DB, "-k", k, f"--optests-results=shard{i}.json")
+    done = _optests("accept", "shard0.json", "shard1.json", cwd=sweep.path)
+    assert done.returncode == 0, done.stderr
+    assert accepted.read_bytes() == serial
+
+
+@pytest.mark.parametrize(
+    ("files", "error"),
+    [
+        (["missing.json"], "optests accept: error: missing.json: no such file"),
+        (["bad.json"], "optests accept: error: bad.json:1:2: not valid JSON: *"),
+        (["other.json"], 'optests accept: error: other.json: not an optests results file (no "kind": "optests-results")'),
+    ],
+)
+def test_accept_command_errors_are_one_line(tmp_path: Path, files: list[str], error: str) -> None:
+    (tmp_path / "bad.json").write_text("{,}")
+    (tmp_path / "other.json").write_text("{}")
+    done = _optests("accept", *files, cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and (lines[0] == error or lines[0].startswith(error.rstrip("*"))), done.stderr

@@ -1,0 +1,107 @@
+"""Acceptance tests of the sweep, run through pytest itself (pytester), on test-only ops."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
+
+
+@pytest.fixture
+def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A pytester dir holding the sweep's test module, with the test-only ops importable."""
+    shutil.copy(ROOT / "opinfo_sweeps" / "test_aot_autograd.py", pytester.path / "test_aot_autograd.py")
+    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
+    return pytester
+
+
+def _records(path: Path) -> list[dict[str, object]]:
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == 1 and data["kind"] == "optests-results"
+    assert {"torch", "python", "optests"} <= set(data["environment"])
+    return list(data["samples"])
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_crash_and_hang_are_recorded_and_the_run_goes_on(sweep: pytest.Pytester, xdist: list[str]) -> None:
+    result = sweep.runpytest_subprocess(
+        *xdist, "--optests-dbs=crashy_ops:ops", "--optests-timeout=3", "--optests-results=results.json", "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*static: 6 samples:*", "*dynamic: 6 samples:*"])
+    stages = {r["id"]: (r["outcome"], r["stage"]) for r in _records(sweep.path / "results.json")}
+    assert len(stages) == 12
+    for mode in ("static", "dynamic"):
+        for i in (0, 1):
+            assert stages[f"{mode}-float32-cpu-crashy_abort-sample{i}"] == ("failed", "crash")
+            assert stages[f"{mode}-float32-cpu-crashy_hang-sample{i}"] == ("failed", "timeout")
+            assert stages[f"{mode}-float32-cpu-crashy_fine-sample{i}"] == ("passed", None)
+    result.stdout.fnmatch_lines(["*died with signal SIGABRT*"])
+
+
+def test_xdist_results_hold_every_sample_exactly_once(sweep: pytest.Pytester) -> None:
+    args = ["--optests-dbs=op_db", "--optests-ops=sin,abs,nn.functional.relu", "-p", "no:cacheprovider"]
+    collected = sweep.runpytest_subprocess("--collect-only", "-q", *args)
+    ids = sorted(line.split("[", 1)[1].rstrip("]") for line in collected.outlines if "::test_aot_autograd[" in line)
+    assert len(ids) >= 12
+    result = sweep.runpytest_subprocess("-n", "2", "--optests-results=out/results.json", *args)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    recorded = [str(r["id"]) for r in _records(sweep.path / "out" / "results.json")]
+    assert recorded == ids  # each collected sample once, none lost, none doubled; sorted by id
+
+
+def test_ids_are_stable_and_k_selects_by_op(sweep: pytest.Pytester) -> None:
+    args = ["--collect-only", "-q", "--optests-dbs=crashy_ops:ops", "-p", "no:cacheprovider"]
+    first = sweep.runpytest_subprocess(*args).outlines
+    second = sweep.runpytest_subprocess(*args).outlines
+    assert [ln for ln in first if "[" in ln] == [ln for ln in second if "[" in ln]
+    assert "test_aot_autograd.py::test_aot_autograd[static-float32-cpu-crashy_fine-sample1]" in first
+    selected = sweep.runpytest_subprocess(*args, "-k", "crashy_fine")
+    assert len([ln for ln in selected.outlines if "::test_aot_autograd[" in ln]) == 4
+
+
+def test_an_unsupported_dtype_is_recorded_as_not_applicable(sweep: pytest.Pytester) -> None:
+    result = sweep.runpytest_subprocess(
+        "--optests-dbs=crashy_ops:ops",
+        "--optests-ops=crashy_fine",
+        "--optests-dtypes=float64",
+        "--optests-modes=static",
+        "--optests-results=r.json",
+    )
+    assert result.ret == pytest.ExitCode.OK
+    records = _records(sweep.path / "r.json")
+    assert [(r["id"], r["outcome"], r["sample"]) for r in records] == [
+        ("static-float64-cpu-crashy_fine-not_applicable", "not_applicable", None)
+    ]
+    assert records[0]["message"] == "crashy_fine does not support float64 on cpu"
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (
+            ["--optests-modes=statc"],
+            "ERROR: --optests-modes: unknown value 'statc'; valid: static, dynamic, static-nofunc, dynamic-nofunc",
+        ),
+        (["--optests-dtypes=float33"], "ERROR: --optests-dtypes: unknown value 'float33'; valid: float32, *"),
+        (["--optests-devices=tpu"], "ERROR: --optests-devices: unknown value 'tpu'; valid: cpu, cuda"),
+        (["--optests-timeout=0"], "ERROR: --optests-timeout: must be more than 0 seconds, got '0'"),
+        (["--optests-timeout=soon"], "ERROR: --optests-timeout: 'soon' is not a number of seconds"),
+        (
+            ["--optests-dbs=nosuch_module:ops"],
+            "ERROR: --optests-dbs: OpInfo database 'nosuch_module:ops': importing nosuch_module failed: *",
+        ),
+        (["--optests-dbs=crashy_ops:ops", "--optests-ops=nope*"], "ERROR: --optests-ops: no op matches nope* in crashy_ops:ops"),
+        (["-o", "optests_modes=static,fast"], "ERROR: optests_modes (ini): unknown value 'fast'; valid: *"),
+    ],
+)
+def test_bad_option_values_are_one_line_usage_errors(sweep: pytest.Pytester, args: list[str], error: str) -> None:
+    result = sweep.runpytest_subprocess(*args, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([error])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
