@@ -105,3 +105,22 @@ def test_bad_option_values_are_one_line_usage_errors(sweep: pytest.Pytester, arg
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([error])
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+def test_the_runner_replaces_a_child_that_grew_too_big() -> None:
+    import os
+
+    from optests._runner import IsolatedRunner
+
+    runner = IsolatedRunner(lambda task: os.getpid(), max_rss=1)  # every child is "too big"
+    try:
+        pids = {runner.run(i, timeout=30) for i in range(3)}
+    finally:
+        runner.close()
+    assert len(pids) == 3 and os.getpid() not in pids
+
+    runner = IsolatedRunner(lambda task: os.getpid())
+    try:
+        assert len({runner.run(i, timeout=30) for i in range(3)}) == 1  # one long-lived child
+    finally:
+        runner.close()
