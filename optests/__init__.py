@@ -24,11 +24,13 @@ from ._findings import (
 )
 
 if TYPE_CHECKING:
+    from ._author import AuthorError, SampleCheck, check_op, op_test
     from ._check import aot_autograd_check, assert_raises_regex, run_check
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuthorError",
     "BackwardMismatch",
     "CheckResult",
     "EagerFailure",
@@ -38,15 +40,26 @@ __all__ = [
     "MutationMismatch",
     "Outcome",
     "RandomizedMismatch",
+    "SampleCheck",
     "Stage",
     "TraceFailure",
     "__version__",
     "aot_autograd_check",
     "assert_raises_regex",
+    "check_op",
+    "op_test",
     "run_check",
 ]
 
-_LAZY = {"aot_autograd_check": "._check", "assert_raises_regex": "._check", "run_check": "._check"}
+_LAZY = {
+    "aot_autograd_check": "._check",
+    "assert_raises_regex": "._check",
+    "run_check": "._check",
+    "AuthorError": "._author",
+    "SampleCheck": "._author",
+    "check_op": "._author",
+    "op_test": "._author",
+}
 
 
 def __getattr__(name: str) -> Any:

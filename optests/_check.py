@@ -155,11 +155,16 @@ class _TensorCall:
         self.names = [_input_name(paths_and_leaves[i][0]) for i in self.positions]
         self.trace: _TraceRecord | None = None
 
-    def eager(self, tensors: Sequence[torch.Tensor]) -> Any:
+    def rebuild(self, tensors: Sequence[torch.Tensor]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``(args, kwargs)`` with these tensors in place of the original ones."""
         leaves = list(self.leaves)
         for pos, t in zip(self.positions, tensors):
             leaves[pos] = t
         args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return args, kwargs
+
+    def eager(self, tensors: Sequence[torch.Tensor]) -> Any:
+        args, kwargs = self.rebuild(tensors)
         return self.func(*args, **kwargs)
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> Any:
@@ -685,7 +690,11 @@ def aot_autograd_check(
     )
     compiled = _compile(call, opts)
     originals = list(call.tensors)
-    gradients = _check_once(call, compiled, originals, opts)
+    try:
+        gradients = _check_once(call, compiled, originals, opts)
+    except Finding as f:
+        f.inputs = call.rebuild(originals)
+        raise
     # In-tree randomizes only when checking gradients; we also do for forward-only checks.
     if not try_check_data_specialization or not (gradients or randomize_without_gradients):
         return
@@ -696,14 +705,16 @@ def aot_autograd_check(
     except EagerFailure:
         return  # the op may have preconditions on values that random data breaks
     except Finding as f:
-        raise RandomizedMismatch(
+        finding = RandomizedMismatch(
             f.what,
             f.actual,
             f.expected,
             f.context,
             detail=f"[{f.stage}, on randomized inputs] {f.detail}".rstrip(),
             repro=f.repro,
-        ) from f
+        )
+        finding.inputs = call.rebuild(randomized)
+        raise finding from f
 
 
 def run_check(

@@ -68,6 +68,9 @@ class Finding(AssertionError):
         self.summary = shape_message(what, actual, expected, context)
         self.detail = detail
         self.repro = repro
+        #: ``(args, kwargs)`` of the call that showed the finding (for randomized findings, the
+        #: random data), set by the check; ``None`` if unknown.
+        self.inputs: tuple[tuple[object, ...], dict[str, object]] | None = None
         super().__init__(self.summary)
 
     def __str__(self) -> str:

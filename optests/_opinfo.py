@@ -109,16 +109,21 @@ def applicable(ref: OpRef, device: str, dtype: torch.dtype) -> bool:
 
 def samples(ref: OpRef, device: str, dtype: torch.dtype) -> Iterator[SampleCall]:
     """The op's samples in order, generated under a fixed seed (same values everywhere)."""
-    op = opinfo(ref)
+    return samples_of(opinfo(ref), device, dtype, NO_RANDOM_DATA.get(ref.id, ""))
+
+
+def samples_of(op: Any, device: str, dtype: torch.dtype, no_random_reason: str = "") -> Iterator[SampleCall]:
+    """Samples of any OpInfo object (also one outside the databases)."""
     grad = bool(op.supports_autograd)
-    reason = NO_RANDOM_DATA.get(ref.id, "")
     skip_correctness = bool(getattr(op, "skip_correctness_check_compile_vs_eager", False))
     with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. "sparse CSR support is in beta": not ours to report
         torch.manual_seed(SAMPLE_SEED)
         generated = _on_shallow_stack(lambda: list(op.sample_inputs(device, dtype, requires_grad=grad)))
     for s in generated:
-        yield SampleCall(op.op, [s.input, *s.args], dict(s.kwargs), grad, not reason, skip_correctness, reason)
+        yield SampleCall(
+            op.op, [s.input, *s.args], dict(s.kwargs), grad, not no_random_reason, skip_correctness, no_random_reason
+        )
 
 
 def _on_shallow_stack(fn: Callable[[], _T]) -> _T:

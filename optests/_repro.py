@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -156,3 +157,160 @@ def render(
             f"aot_autograd_check(func, args, kwargs, {', '.join(opts)})",
         ]
     )
+
+
+STANDALONE = '''\
+"""Repro written by `optests check`: {summary}
+
+It needs torch and the module that registers the op, not optests:
+    python {script}
+It prints what differs and exits with status 1 while the bug is there, 0 once it is fixed.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.getcwd())  # run it from your project, where your op's module is importable
+
+import torch
+import torch.utils._pytree as pytree
+from functorch.compile import compiled_function, default_partition, min_cut_rematerialization_partition, nop
+{imports}
+OP = {func}
+DYNAMIC = {dynamic}
+GRADIENTS = {gradients}  # compare gradients too ("auto": if some input and some output require grad)
+NO_FUNCTIONALIZATION = {nofunc}
+ARGS, KWARGS = torch.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), {inputs!r}), weights_only=False)
+
+LEAVES, SPEC = pytree.tree_flatten((ARGS, KWARGS))
+TENSORS = [x for x in LEAVES if isinstance(x, torch.Tensor)]
+
+
+def call(tensors):
+    it = iter(tensors)
+    args, kwargs = pytree.tree_unflatten([next(it) if isinstance(x, torch.Tensor) else x for x in LEAVES], SPEC)
+    return OP(*args, **kwargs)
+
+
+def fresh():
+    """Copies with the same values, strides and requires_grad, for each run on its own."""
+    out = []
+    for t in TENSORS:
+        c = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+        with torch.no_grad():
+            c.copy_(t)
+        out.append(c.requires_grad_(t.requires_grad))
+    return out
+
+
+TRACED = []
+
+
+def traced(tensors):
+    out = call(tensors)
+    if not TRACED:  # the first trace: what the fake/meta kernels predicted
+        TRACED.append([(o.dtype, [int(s) for s in o.shape], [int(s) for s in o.stride()]) if isinstance(o, torch.Tensor) else None for o in pytree.tree_leaves(out)])
+    return out
+
+
+def seeded(f, tensors):
+    with torch.random.fork_rng():
+        torch.manual_seed(42)
+        return f(tensors)
+
+
+def loss(out):
+    return sum(o.sum().abs() for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor))
+
+
+def strides(shape, stride):
+    return [st for sz, st in zip(shape, stride) if sz > 1] if all(s > 0 for s in shape) else None
+
+
+problems = []
+eager_in = fresh()
+eager_out = seeded(call, eager_in)
+eager_leaves = pytree.tree_leaves(eager_out)
+grads = GRADIENTS if GRADIENTS != "auto" else any(t.requires_grad for t in eager_in) and any(isinstance(o, torch.Tensor) and o.requires_grad for o in eager_leaves)
+diff = [t for t in eager_in if t.requires_grad]
+eager_grads = torch.autograd.grad(loss(eager_out), diff, allow_unused=True) if grads else None
+
+compiled = compiled_function(
+    traced, nop, nop, dynamic=DYNAMIC, keep_inference_input_mutations=True, disable_functionalization=NO_FUNCTIONALIZATION,
+    partition_fn=default_partition if NO_FUNCTIONALIZATION else min_cut_rematerialization_partition,
+)
+comp_in = fresh()
+try:
+    comp_out = seeded(compiled, comp_in)
+except Exception as e:
+    comp_out = None
+    problems.append(f"the compiled call raised {{type(e).__name__}}: {{e}}")
+
+if TRACED:
+    for i, (pred, real) in enumerate(zip(TRACED[0], eager_leaves)):
+        if pred is None or not isinstance(real, torch.Tensor):
+            continue
+        dtype, shape, stride = pred
+        if dtype != real.dtype or shape != list(real.shape):
+            problems.append(f"output {{i}}: the trace predicted {{dtype}}{{shape}}, the real kernel returned {{real.dtype}}{{list(real.shape)}}")
+        elif strides(shape, stride) != strides(list(real.shape), list(real.stride())):
+            problems.append(f"output {{i}}: the trace predicted strides {{stride}}, the real kernel returned {{list(real.stride())}}")
+for i, (before, e, c) in enumerate(zip(TENSORS, eager_in, comp_in)):
+    e_mut, c_mut = not torch.equal(e.detach(), before.detach()), not torch.equal(c.detach(), before.detach())
+    if e_mut != c_mut:
+        problems.append(f"input {{i}}: eager {{'mutates' if e_mut else 'does not mutate'}} it, the compiled call {{'does' if c_mut else 'does not'}}")
+if comp_out is not None:
+    try:
+        torch.testing.assert_close(comp_out, eager_out, equal_nan=True)
+    except AssertionError as e:
+        problems.append("outputs differ: " + str(e).splitlines()[0] + " " + " ".join(str(e).splitlines()[1:4]))
+    if grads:
+        try:
+            comp_grads = torch.autograd.grad(loss(comp_out), [t for t in comp_in if t.requires_grad], allow_unused=True)
+            torch.testing.assert_close(comp_grads, eager_grads, equal_nan=True)
+        except Exception as e:
+            problems.append("gradients differ: " + " ".join(str(e).splitlines()[:4]))
+
+for p in problems:
+    print(p)
+print("REPRODUCED" if problems else "not reproduced: eager and compiled agree")
+sys.exit(1 if problems else 0)
+'''
+
+
+def write_standalone(
+    directory: Path,
+    name: str,
+    func: Callable[..., Any],
+    inputs: tuple[Any, Any],
+    *,
+    summary: str,
+    dynamic: bool,
+    gradients: object,
+    nofunc: bool,
+    imports: Sequence[str],
+    func_expr: str | None = None,
+) -> Path:
+    """Write ``NAME.py`` and its saved inputs ``NAME.pt`` into ``directory``; the script's path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / f"{name}.py"
+    torch.save(inputs, directory / f"{name}.pt")
+    func_imports, named = func_source(func)
+    if func_expr is None or "TODO" not in named:
+        func_expr = named
+    lines = [f"import {m}  # registers the op" for m in imports] + [
+        i for i in func_imports if not any(i.startswith(f"import {m} ") for m in imports)
+    ]
+    script.write_text(
+        STANDALONE.format(
+            summary=summary.replace('"""', "'''"),
+            script=script.name,
+            imports="\n".join(dict.fromkeys(lines)),
+            func=func_expr,
+            dynamic=dynamic,
+            gradients=repr(gradients),
+            nofunc=nofunc,
+            inputs=f"{name}.pt",
+        )
+    )
+    return script

@@ -44,17 +44,19 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def _choices(valid: tuple[str, ...]) -> Callable[[str, str], tuple[str, ...]]:
-    def parse(option: str, value: str) -> tuple[str, ...]:
-        items = _csv(value)
-        if not items:
-            raise SettingError(f"{option}: empty; valid: {', '.join(valid)}")
-        for item in items:
-            if item not in valid:
-                raise SettingError(f"{option}: unknown value {item!r}; valid: {', '.join(valid)}")
-        return tuple(dict.fromkeys(items))
+def parse_choices(option: str, value: str, valid: tuple[str, ...]) -> tuple[str, ...]:
+    """Comma-separated values, each one of ``valid``; a :class:`SettingError` naming ``option``."""
+    items = _csv(value)
+    if not items:
+        raise SettingError(f"{option}: empty; valid: {', '.join(valid)}")
+    for item in items:
+        if item not in valid:
+            raise SettingError(f"{option}: unknown value {item!r}; valid: {', '.join(valid)}")
+    return tuple(dict.fromkeys(items))
 
-    return parse
+
+def _choices(valid: tuple[str, ...]) -> Callable[[str, str], tuple[str, ...]]:
+    return lambda option, value: parse_choices(option, value, valid)
 
 
 def _globs(option: str, value: str) -> tuple[str, ...]:

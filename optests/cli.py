@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import __version__, _registry, _results
 
@@ -42,6 +43,87 @@ def _accept(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    import os
+    import time
+
+    start = time.perf_counter()
+    from . import _author, _repro, _settings
+
+    sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
+    try:
+        modes = _settings.parse_choices("--modes", args.modes, _settings.MODES)
+        dtypes = _settings.parse_choices("--dtypes", args.dtypes, _settings.DTYPES)
+        _settings.parse_choices("--device", args.device, _settings.DEVICES)
+        entries = _registry.load(args.registry) if args.registry else []
+        _author.import_modules(args.imports)
+        samples = _author.load_samples(args.samples) if args.samples else None  # its module may register the op
+        targets = _author.resolve(args.ops)
+        if samples is not None and len(targets) > 1:
+            raise _author.AuthorError(f"--samples gives the samples of one op, but {len(targets)} ops were named")
+    except (_settings.SettingError, _registry.RegistryError, _author.AuthorError) as e:
+        raise CommandError(str(e)) from None
+    imported = time.perf_counter() - start
+
+    import torch
+
+    registry = _registry.Registry(entries, str(torch.__version__))
+    checks, findings = [], []
+    for target in targets:
+        try:
+            target_checks = _author.check_target(target, samples, modes=modes, dtypes=dtypes, device=args.device)
+        except _author.AuthorError as e:
+            raise CommandError(str(e)) from None
+        print(f"{target.name}: {len({c.sample for c in target_checks})} samples x {len(modes)} modes")
+        for c in target_checks:
+            verdict, _ = registry.judge(c.record())
+            word = {"passed": "PASS", "xfailed": "XFAIL", "unexpected_pass": "XPASS"}.get(verdict.value, "FAIL")
+            stage = f" [{c.result.stage}]" if c.result.stage else ""
+            print(f"  {word:5} {c.mode:14} {c.dtype:8} sample {c.sample}{stage}  {c.result.duration:.2f} s")
+            checks.append(c)
+            if not verdict.ok:
+                findings.append((target, c))
+    for target, c in findings:
+        print()
+        error = c.result.error
+        if error is None:  # an xfail entry that now passes
+            print(
+                f"outcome=passed, but expected a failure [{c.op} {c.mode} {c.dtype} {c.device} sample {c.sample}] (registry {args.registry})"
+            )
+            continue
+        print(f"[{error.stage}] {error.summary}")
+        for line in error.detail.splitlines():
+            print(f"    {line}")
+        inputs = error.inputs if error.inputs is not None else c.inputs
+        name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
+        override = _opinfo_func_source(target.opinfo) if target.opinfo is not None else None
+        script = _repro.write_standalone(
+            args.repro_dir, name, target.func, inputs, summary=f"[{error.stage}] {error.summary}",
+            dynamic=c.mode.startswith("dynamic"), gradients=c.check_gradients, nofunc=c.mode.endswith("-nofunc"),
+            imports=args.imports, func_expr=override,
+        )  # fmt: skip
+        print(f"    repro: python {script}")
+    if args.json:
+        from . import _results
+
+        _results.write(args.json, [c.record() for c in checks], _results.environment())
+    failed = sum(1 for c in checks if c.result.outcome.value == "failed")
+    took = time.perf_counter() - start
+    print()
+    print(
+        f"{len(checks)} checks: {len(checks) - failed} passed, {failed} failed, {len(findings)} not expected; {took:.1f} s ({imported:.1f} s imports)"
+    )
+    return 1 if findings else 0
+
+
+def _opinfo_func_source(op: Any) -> str:
+    """An expression that finds an OpInfo's op in op_db (its ``op`` may be a lambda)."""
+    return (
+        "next(o for o in __import__('torch.testing._internal.common_methods_invocations', fromlist=['op_db']).op_db "
+        f"if (o.name, o.variant_test_name) == ({op.name!r}, {op.variant_test_name!r})).op"
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="optests", description="Conformance harness for PyTorch operators under AOTAutograd.")
     p.add_argument("--version", action="version", version=f"optests {__version__}")
@@ -57,6 +139,39 @@ def _parser() -> argparse.ArgumentParser:
         "--registry", type=Path, default=Path(_registry.DEFAULT_PATH), help="registry to rewrite (default: %(default)s)"
     )
     a.set_defaults(run=_accept)
+    c = sub.add_parser(
+        "check",
+        help="check ops (OpInfo names or globs, or ns::op custom ops) under AOTAutograd",
+        description="Check each sample of each op in each mode; print a verdict per sample, then each finding with "
+        "its difference and a standalone repro script. Exit status: 0 no finding, 1 findings, 2 usage error.",
+    )
+    c.add_argument(
+        "ops", nargs="+", metavar="OP", help="an OpInfo name or glob (sin, 'nn.functional.conv*') or a custom op (mylib::myop)"
+    )
+    c.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (it registers your ops); repeatable",
+    )
+    c.add_argument(
+        "--samples",
+        metavar="MODULE:FUNC",
+        help="FUNC() returns SampleInputs or (args, kwargs) pairs; required for a custom op without an OpInfo",
+    )
+    c.add_argument(
+        "--modes",
+        default="static,dynamic",
+        help="comma-separated: static, dynamic, static-nofunc, dynamic-nofunc (default: %(default)s)",
+    )
+    c.add_argument("--dtypes", default="float32", help="dtypes for OpInfo samples, comma-separated (default: %(default)s)")
+    c.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
+    c.add_argument("--registry", type=Path, help="an expected-failures registry: findings it lists are expected")
+    c.add_argument("--json", type=Path, metavar="PATH", help="write the results (the sweep's results format) to PATH")
+    c.add_argument("--repro-dir", type=Path, default=Path("optests-repro"), help="where repro scripts go (default: %(default)s)")
+    c.set_defaults(run=_check)
     return p
 
 

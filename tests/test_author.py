@@ -1,0 +1,161 @@
+"""Operator authors: `optests check`, `optests.check_op`, `optests.op_test`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from corpus import BUGS, CORRECT
+
+import optests
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def _run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A README command, with .venv/bin/ meaning this interpreter's bin directory."""
+    argv = command.split()
+    argv[0] = str(BIN / Path(argv[0]).name)
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def test_the_readme_walkthrough_works_as_written(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Checking your own op", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n# file: mylib.py\n(.*?)```", section, re.S)
+    assert code is not None
+    (tmp_path / "mylib.py").write_text(code.group(1))
+    check, repro = re.findall(r"```sh\n(.+?)\n```", section)
+
+    done = _run(check, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    expected_out = re.findall(r"```text\n(.*?)```", section, re.S)
+    for line in expected_out[0].splitlines():
+        if line != "..." and "s" not in line.split("]")[-1].strip().split()[-1:]:  # timings vary
+            assert line.rsplit("  ", 1)[0] in done.stdout, line
+    assert "[metadata] traced out.dtype=float64, but expected float32 [mylib::twice static float32 cpu sample 0]" in done.stdout
+
+    shown = _run(repro, tmp_path)
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+    assert shown.stdout == expected_out[1]
+
+    fixed = (tmp_path / "mylib.py").read_text().replace("torch.empty_like(x, dtype=torch.float64)", "torch.empty_like(x)")
+    (tmp_path / "mylib.py").write_text(fixed)
+    assert _run(repro, tmp_path).returncode == 0
+    again = _run(check, tmp_path)
+    assert again.returncode == 0, again.stdout
+    assert "2 checks: 2 passed, 0 failed, 0 not expected" in again.stdout
+
+
+def test_check_of_a_builtin_op_by_name_and_glob(tmp_path: Path) -> None:
+    done = _run(".venv/bin/optests check sin nn.functional.relu --modes static --json out.json", tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sin: " in done.stdout and "nn.functional.relu: " in done.stdout
+    assert '"kind": "optests-results"' in (tmp_path / "out.json").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (
+            "check sinn",
+            "optests check: error: unknown op 'sinn': no OpInfo in op_db, hop_db, custom_op_db matches; did you mean sin, sinh, sinc?",
+        ),
+        ("check mylib::nope --import mylib", "optests check: error: unknown custom op 'mylib::nope'; did you mean mylib::twice?"),
+        (
+            "check other::op",
+            "optests check: error: unknown custom op 'other::op'; is the module that registers it imported (--import MODULE)?",
+        ),
+        (
+            "check mylib::twice --import nomodule",
+            "optests check: error: --import nomodule: importing it failed: ModuleNotFoundError: No module named 'nomodule'",
+        ),
+        (
+            "check mylib::twice --import mylib",
+            "optests check: error: mylib::twice has no OpInfo: give its samples (--samples MODULE:FUNC, or samples=...)",
+        ),
+        (
+            "check mylib::twice --import mylib --samples mylib:raises",
+            "optests check: error: --samples mylib:raises: raises() raised ValueError: no samples today",
+        ),
+        (
+            "check mylib::twice --import mylib --samples mylib:wrong",
+            "optests check: error: mylib:wrong: item 1 is a int; expected a SampleInput or an (args, kwargs) pair",
+        ),
+        (
+            "check mylib::twice --import mylib --samples mylib:missing",
+            "optests check: error: --samples mylib:missing: mylib has no function 'missing'",
+        ),
+        (
+            "check mylib::twice --samples nomodule:f",
+            "optests check: error: --samples nomodule:f: importing nomodule failed: ModuleNotFoundError: No module named 'nomodule'",
+        ),
+        (
+            "check sin --modes statc",
+            "optests check: error: --modes: unknown value 'statc'; valid: static, dynamic, static-nofunc, dynamic-nofunc",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: str, error: str) -> None:
+    (tmp_path / "mylib.py").write_text(
+        "import torch\n"
+        "@torch.library.custom_op('mylib::twice', mutates_args=())\n"
+        "def twice(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n"
+        "def raises():\n    raise ValueError('no samples today')\n"
+        "def wrong():\n    return [([torch.ones(2)], {}), 3]\n"
+    )
+    done = _run(f".venv/bin/optests {args}", tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == error
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_check_op_returns_a_result_per_sample_and_mode() -> None:
+    func, make, _, _ = BUGS["fake_wrong_dtype"]
+    checks = optests.check_op(func, samples=[make(), make()])
+    assert [(c.mode, c.sample, c.result.stage) for c in checks] == [
+        ("static", 0, optests.Stage.METADATA),
+        ("dynamic", 0, optests.Stage.METADATA),
+        ("static", 1, optests.Stage.METADATA),
+        ("dynamic", 1, optests.Stage.METADATA),
+    ]
+    good, make_good, _ = CORRECT["transposed_double"]
+    assert all(c.result.passed for c in optests.check_op(good, samples=[make_good()], modes=["static"]))
+    assert all(c.result.passed for c in optests.check_op("nn.functional.relu", modes=["static"]))
+    with pytest.raises(optests.AuthorError, match="has no OpInfo: give its samples"):
+        optests.check_op(torch.ops.aten.sin.default)
+
+
+def test_op_test_parametrizes_an_authors_tests_with_a_registry(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+    pytester.makepyfile(
+        test_mine="""
+        import optests
+        from corpus import BUGS, CORRECT
+
+        bad, make_bad, _, _ = BUGS["fake_wrong_dtype"]
+        good, make_good, _ = CORRECT["transposed_double"]
+        test_bad = optests.op_test(bad, samples=lambda: [make_bad(), make_bad()], registry="expected.json")
+        test_good = optests.op_test(good, samples=[make_good()])
+        """
+    )
+    (pytester.path / "expected.json").write_text(
+        '{"schema_version": 1, "entries": [{"op": "optests_corpus::fake_wrong_dtype", "variant": "", "mode": "static",'
+        ' "dtype": "float32", "device": "cpu", "status": "xfail", "stage": "metadata", "reason": "the fake claims float64", "samples": [0, 1]}]}'
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-W", "ignore::UserWarning")
+    result.assert_outcomes(passed=2, xfailed=2, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_bad[[]dynamic-float32-cpu-optests_corpus::fake_wrong_dtype-sample0[]]*",
+            "*unexpected_failure*traced out.dtype=float64*",
+        ]
+    )
