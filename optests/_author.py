@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from . import _opinfo, _registry
-from ._check import run_check
+from ._check import assert_close_equal_nan, run_check
 from ._findings import CheckResult
 from ._results import SampleResult
 from ._settings import MODES
@@ -114,16 +114,13 @@ def resolve(names: Sequence[str]) -> list[Target]:
 
 def load_samples(spec: str) -> list[Sample]:
     """``MODULE:FUNC``: FUNC() returns SampleInputs or ``(args, kwargs)`` pairs."""
-    module_name, _, func_name = spec.partition(":")
-    if not module_name or not func_name:
-        raise AuthorError(f"--samples {spec}: expected MODULE:FUNCTION")
     try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise AuthorError(f"--samples {spec}: importing {module_name} failed: {type(e).__name__}: {e}") from None
-    func = getattr(module, func_name, None)
+        func = _opinfo.import_attribute(spec)
+    except ValueError as e:
+        raise AuthorError(f"--samples {spec}: {e}") from None
+    func_name = spec.partition(":")[2]
     if not callable(func):
-        raise AuthorError(f"--samples {spec}: {module_name} has no function {func_name!r}")
+        raise AuthorError(f"--samples {spec}: {func_name} is not a function")
     try:
         return to_samples(func(), spec)
     except AuthorError:
@@ -203,6 +200,7 @@ def check_target(
                 warnings.simplefilter("ignore")
                 result = run_check(
                     target.func, args, kwargs, mode.startswith("dynamic"), disable_functionalization=mode.endswith("-nofunc"),
+                    assert_equals_fn=assert_close_equal_nan,
                     context=f"{target.name} {mode} {dtype_name} {device} sample {index}", **options,
                 )  # fmt: skip
             out.append(

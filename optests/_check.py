@@ -42,7 +42,7 @@ from ._findings import (
     TraceFailure,
 )
 
-__all__ = ["aot_autograd_check", "assert_raises_regex", "mode_name", "run_check"]
+__all__ = ["aot_autograd_check", "assert_close_equal_nan", "assert_raises_regex", "mode_name", "run_check"]
 
 _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
 _SEED = 42
@@ -70,6 +70,13 @@ class assert_raises_regex:  # noqa: N801 - same name and contract as the in-tree
         if not re.search(self.regex, str(exc)):
             raise AssertionError(f"expected {self.exception_cls.__name__} matching {self.regex!r}, but the message was: {exc}")
         return True
+
+
+def assert_close_equal_nan(actual: Any, expected: Any, **kwargs: Any) -> None:
+    """``torch.testing.assert_close`` with NaN equal to NaN: what PyTorch's own OpInfo tests
+    compare with (``TestCase.assertEqual``). The sweep and ``optests check`` use it; the
+    check's default stays the in-tree check's plain ``assert_close``."""
+    torch.testing.assert_close(actual, expected, equal_nan=True, **kwargs)
 
 
 def mode_name(dynamic: bool, disable_functionalization: bool = False) -> str:
@@ -117,11 +124,17 @@ def _is_alias_of(a: torch.Tensor, b: torch.Tensor) -> bool:
         return False
 
 
-def _significant_strides(m: _Meta) -> tuple[tuple[int, int | None], ...] | None:
-    """Strides that carry meaning: skip dims of size <= 1, and empty tensors entirely."""
-    if m.stride is None or any(s == 0 for s in m.shape):
+def _significant_strides(m: _Meta) -> tuple[int | None, ...] | None:
+    """Strides that carry meaning: skip dims of size <= 1, and empty tensors entirely. A size
+    the trace cannot know (data-dependent, unbacked) makes the strides unknown: None."""
+    if m.stride is None or any(s == 0 for s in m.shape) or None in m.shape:
         return None
-    return tuple((d, st) for d, (sz, st) in enumerate(zip(m.shape, m.stride)) if sz is None or sz > 1)
+    return tuple(st for sz, st in zip(m.shape, m.stride) if sz is not None and sz > 1)
+
+
+def _agree(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
+    """Same length and equal wherever both are known (None: unknown to the trace)."""
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
 @dataclass(frozen=True)
@@ -480,10 +493,10 @@ def _compare_meta(
 ) -> None:
     if actual.dtype != expected.dtype:
         raise make(MetadataMismatch, f"{what}.dtype", _dtype(actual.dtype), _dtype(expected.dtype), detail=detail)
-    if actual.shape != expected.shape:
+    if not _agree(actual.shape, expected.shape):
         raise make(MetadataMismatch, f"{what}.shape", list(actual.shape), list(expected.shape), detail=detail)
     sig_a, sig_e = _significant_strides(actual), _significant_strides(expected)
-    if sig_a is not None and sig_e is not None and sig_a != sig_e:
+    if sig_a is not None and sig_e is not None and not _agree(sig_a, sig_e):
         raise make(
             MetadataMismatch,
             f"{what}.stride()",

@@ -50,21 +50,30 @@ class OpRef:
 def _load(db: str) -> tuple[Any, ...]:
     if db in _BUILTIN_MODULES:
         return tuple(getattr(importlib.import_module(_BUILTIN_MODULES[db]), db))
-    module_name, _, attr = db.partition(":")
-    if not attr:
+    if ":" not in db:
         raise DatabaseError(f"unknown OpInfo database {db!r}; known: {', '.join(DATABASES)}, or MODULE:ATTRIBUTE")
     try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise DatabaseError(f"OpInfo database {db!r}: importing {module_name} failed: {type(e).__name__}: {e}") from None
-    ops = getattr(module, attr, None)
-    if ops is None:
-        raise DatabaseError(f"OpInfo database {db!r}: module {module_name} has no attribute {attr!r}")
-    ops = tuple(ops)
+        ops = tuple(import_attribute(db))
+    except (ValueError, TypeError) as e:
+        raise DatabaseError(f"OpInfo database {db!r}: {e}") from None
     bad = [o for o in ops if not (hasattr(o, "sample_inputs") and hasattr(o, "name"))]
     if bad:
         raise DatabaseError(f"OpInfo database {db!r}: {bad[0]!r} is not an OpInfo")
     return ops
+
+
+def import_attribute(spec: str) -> Any:
+    """The object a ``MODULE:ATTRIBUTE`` reference names; ``ValueError`` with a one-line reason."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError("expected MODULE:ATTRIBUTE")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        raise ValueError(f"importing {module_name} failed: {type(e).__name__}: {e}") from None
+    if not hasattr(module, attr):
+        raise ValueError(f"{module_name} has no attribute {attr!r}")
+    return getattr(module, attr)
 
 
 class DatabaseError(ValueError):

@@ -144,7 +144,7 @@ def execute(case: Case) -> tuple[SampleResult, str]:
     import torch
 
     from . import _opinfo
-    from ._check import run_check
+    from ._check import assert_close_equal_nan, run_check
 
     assert case.sample is not None
     dtype = getattr(torch, case.dtype)
@@ -157,6 +157,7 @@ def execute(case: Case) -> tuple[SampleResult, str]:
             sample.args,
             sample.kwargs,
             case.mode.startswith("dynamic"),
+            assert_equals_fn=assert_close_equal_nan,
             check_gradients=sample.check_gradients,
             try_check_data_specialization=sample.randomize,
             skip_correctness_check=sample.skip_correctness_check,

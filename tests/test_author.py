@@ -89,7 +89,7 @@ def test_check_of_a_builtin_op_by_name_and_glob(tmp_path: Path) -> None:
         ),
         (
             "check mylib::twice --import mylib --samples mylib:missing",
-            "optests check: error: --samples mylib:missing: mylib has no function 'missing'",
+            "optests check: error: --samples mylib:missing: mylib has no attribute 'missing'",
         ),
         (
             "check mylib::twice --samples nomodule:f",

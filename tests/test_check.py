@@ -72,6 +72,16 @@ def test_the_in_tree_check_misdiagnoses_an_undeclared_mutation() -> None:
         optests.aot_autograd_check(func, args, kw, False, **kwargs)
 
 
+@pytest.mark.parametrize("op", [torch.nonzero, torch.unique, torch.masked_select])
+def test_data_dependent_output_sizes_are_not_metadata_findings(op: object) -> None:
+    """Unbacked sizes are unknown to the trace: nothing to compare, no finding (they once were)."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 3)
+    args = [x, x > 0] if op is torch.masked_select else [x]
+    result = optests.run_check(op, args, {}, True, check_gradients=False)  # type: ignore[arg-type]
+    assert result.stage is not optests.Stage.METADATA, result.message
+
+
 def test_run_check_returns_a_result_instead_of_raising() -> None:
     func, make, _, kwargs = BUGS["fake_wrong_dtype"]
     args, kw = make()
