@@ -45,7 +45,7 @@ def _loop_worker(args: tuple[list[str], list[str], int, int]) -> tuple[int, int]
                         s.kwargs,
                         mode == "dynamic",
                         check_gradients=s.check_gradients,
-                        try_check_data_specialization=s.randomize,
+                        try_check_data_specialization=True,
                         skip_correctness_check=s.skip_correctness_check,
                     )
                 except Exception:

@@ -182,7 +182,7 @@ def check_target(
                         (sc.args, sc.kwargs),
                         {
                             "check_gradients": sc.check_gradients,
-                            "try_check_data_specialization": sc.randomize,
+                            "try_check_data_specialization": True,
                             "skip_correctness_check": sc.skip_correctness_check,
                         },
                     )

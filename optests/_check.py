@@ -348,7 +348,7 @@ def _wants_gradients(opts: _Options, inputs: Sequence[torch.Tensor], out: Any) -
 def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list[torch.Tensor], opts: _Options) -> bool:
     """One eager-vs-compiled comparison; raises a Finding. Returns whether gradients were checked."""
     fresh = opts.check_mutations
-    make = finding_factory(opts)
+    make = _finding_factory(opts)
 
     eager = _Run(inputs=_copies(originals) if fresh else originals)
     try:
@@ -411,7 +411,7 @@ def _seeded_call(f: Callable[..., Any], inputs: list[torch.Tensor]) -> Any:
         return f(inputs)
 
 
-def finding_factory(opts: _Options) -> Callable[..., Finding]:
+def _finding_factory(opts: _Options) -> Callable[..., Finding]:
     def make(cls: type[Finding], what: str, actual: object, expected: object, detail: str = "") -> Finding:
         return cls(what, actual, expected, opts.context, detail=detail, repro=opts.repro)
 
@@ -419,7 +419,7 @@ def finding_factory(opts: _Options) -> Callable[..., Finding]:
 
 
 def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Options) -> None:
-    make = finding_factory(opts)
+    make = _finding_factory(opts)
     if comp.error is not None:
         e = comp.error
         if gradients and _forward_only_compiles(call, opts):
@@ -454,7 +454,7 @@ def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eage
     trace = call.trace
     if trace is None:
         return
-    make = finding_factory(opts)
+    make = _finding_factory(opts)
     error = comp.error or comp.backward_error
     failed = f"; the compiled call then raised {_error_line(error)}" if error is not None else ""
     note = "The trace (fake/meta kernels) predicted this; the real kernel disagrees" + failed + "."
@@ -521,7 +521,7 @@ def _dtype(d: torch.dtype) -> str:
 
 
 def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _Options) -> None:
-    make = finding_factory(opts)
+    make = _finding_factory(opts)
     e_leaves, c_leaves = _output_leaves(eager.out), _output_leaves(comp.out)
     if [n for n, _ in e_leaves] != [n for n, _ in c_leaves]:
         raise make(MetadataMismatch, "compiled outputs", [n for n, _ in c_leaves], [n for n, _ in e_leaves])
@@ -536,7 +536,7 @@ def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _
 
 
 def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Options) -> None:
-    make = finding_factory(opts)
+    make = _finding_factory(opts)
     for name, orig, e, c in zip(call.names, originals, eager.inputs, comp.inputs):
         e_mut, c_mut = not _identical(e, orig), not _identical(c, orig)
         if e_mut != c_mut:
@@ -567,7 +567,7 @@ def _compare(
         return
     except Exception as e:
         whole_error = e
-    make = finding_factory(opts)
+    make = _finding_factory(opts)
     a_leaves, e_leaves = pytree.tree_leaves(actual), pytree.tree_leaves(expected)
     if names is None:
         names = [n for n, _ in _output_leaves(expected)] if what == "out" else [what] * len(e_leaves)

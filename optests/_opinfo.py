@@ -27,10 +27,6 @@ _BUILTIN_MODULES = {
 #: Seed set before every ``sample_inputs`` call so samples are identical on every worker and run.
 SAMPLE_SEED = 0
 
-#: Ops whose samples carry values that random data breaks in ways eager does not reject
-#: (the randomized rerun is skipped for them, with this reason recorded).
-NO_RANDOM_DATA: dict[str, str] = {}
-
 
 @dataclass(frozen=True)
 class OpRef:
@@ -107,9 +103,7 @@ class SampleCall:
     args: list[Any]
     kwargs: dict[str, Any]
     check_gradients: bool
-    randomize: bool
     skip_correctness_check: bool
-    no_random_reason: str
 
 
 def applicable(ref: OpRef, device: str, dtype: torch.dtype) -> bool:
@@ -118,10 +112,10 @@ def applicable(ref: OpRef, device: str, dtype: torch.dtype) -> bool:
 
 def samples(ref: OpRef, device: str, dtype: torch.dtype) -> Iterator[SampleCall]:
     """The op's samples in order, generated under a fixed seed (same values everywhere)."""
-    return samples_of(opinfo(ref), device, dtype, NO_RANDOM_DATA.get(ref.id, ""))
+    return samples_of(opinfo(ref), device, dtype)
 
 
-def samples_of(op: Any, device: str, dtype: torch.dtype, no_random_reason: str = "") -> Iterator[SampleCall]:
+def samples_of(op: Any, device: str, dtype: torch.dtype) -> Iterator[SampleCall]:
     """Samples of any OpInfo object (also one outside the databases)."""
     grad = bool(op.supports_autograd)
     skip_correctness = bool(getattr(op, "skip_correctness_check_compile_vs_eager", False))
@@ -130,9 +124,7 @@ def samples_of(op: Any, device: str, dtype: torch.dtype, no_random_reason: str =
         torch.manual_seed(SAMPLE_SEED)
         generated = _on_shallow_stack(lambda: list(op.sample_inputs(device, dtype, requires_grad=grad)))
     for s in generated:
-        yield SampleCall(
-            op.op, [s.input, *s.args], dict(s.kwargs), grad, not no_random_reason, skip_correctness, no_random_reason
-        )
+        yield SampleCall(op.op, [s.input, *s.args], dict(s.kwargs), grad, skip_correctness)
 
 
 def _on_shallow_stack(fn: Callable[[], _T]) -> _T:

@@ -159,7 +159,7 @@ def execute(case: Case) -> tuple[SampleResult, str]:
             case.mode.startswith("dynamic"),
             assert_equals_fn=assert_close_equal_nan,
             check_gradients=sample.check_gradients,
-            try_check_data_specialization=sample.randomize,
+            try_check_data_specialization=True,
             skip_correctness_check=sample.skip_correctness_check,
             disable_functionalization=case.mode.endswith("-nofunc"),
             context=context,
