@@ -348,22 +348,6 @@ def reason_from(message: str) -> str:
     return text[:300] or "fails (no message)"
 
 
-def merge(record_sets: Iterable[Iterable[SampleResult]]) -> dict[str, SampleResult]:
-    """One record per test id from several runs or shards. A test id recorded twice with the
-    same outcome and stage is fine; with different ones it is a conflict."""
-    merged: dict[str, SampleResult] = {}
-    for records in record_sets:
-        for r in records:
-            old = merged.get(r.id)
-            if old is not None and (old.outcome, old.stage) != (r.outcome, r.stage):
-                raise RegistryError(
-                    f"{r.id} is recorded twice with different results ({old.outcome.value}/{old.stage} and {r.outcome.value}/{r.stage})"
-                )
-            # keep one of two agreeing records, the same one whatever the order
-            merged[r.id] = r if old is None else max(old, r, key=lambda x: (x.message, x.duration))
-    return merged
-
-
 def accept(entries: Sequence[Entry], records: Iterable[SampleResult], torch_version: str) -> list[Entry]:
     """The registry rewritten from what ran: for each scope with run samples, the failing ones
     are listed by stage (existing reasons, issues and torch ranges kept), passing ones dropped;

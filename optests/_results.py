@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import os
 import platform
@@ -61,13 +62,20 @@ class SampleResult:
         return f"{self.op}.{self.variant}" if self.variant else self.op
 
 
-def environment() -> dict[str, str]:
-    """Where a run happened. Imports torch (callers on the torch-free path pass their own)."""
+def now() -> str:
+    """The current time as results files record it: ISO 8601, UTC, seconds."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def environment(date: str | None = None) -> dict[str, str]:
+    """Where and when (``date``: the run's start, default now) a run happened. Imports torch
+    (callers on the torch-free path pass their own)."""
     import torch
 
     from . import __version__
 
     return {
+        "date": date or now(),
         "torch": torch.__version__,
         "torch_git": getattr(torch.version, "git_version", "") or "",
         "cuda": torch.version.cuda or "",
@@ -126,3 +134,41 @@ def read(path: Path) -> tuple[dict[str, str], list[SampleResult]]:
         except (KeyError, TypeError, ValueError) as e:
             raise ResultsError(f"{path}: samples[{i}]: {e}") from None
     return dict(data.get("environment", {})), records
+
+
+def merge(record_sets: Iterable[Iterable[SampleResult]]) -> dict[str, SampleResult]:
+    """One record per test id from several runs or shards. A test id recorded twice with the
+    same outcome and stage is fine; with different ones it is a conflict."""
+    merged: dict[str, SampleResult] = {}
+    for records in record_sets:
+        for r in records:
+            old = merged.get(r.id)
+            if old is not None and (old.outcome, old.stage) != (r.outcome, r.stage):
+                raise ResultsError(
+                    f"{r.id} is recorded twice with different results ({old.outcome.value}/{old.stage} and {r.outcome.value}/{r.stage})"
+                )
+            # keep one of two agreeing records, the same one whatever the order
+            merged[r.id] = r if old is None else max(old, r, key=lambda x: (x.message, x.duration))
+    return merged
+
+
+def merge_files(paths: Iterable[Path]) -> tuple[dict[str, str], list[SampleResult]]:
+    """Shards of one run (``--splits``, ``-k``, per mode) as one: the records merged, the
+    environment of the shards (which must agree on torch), dated at the earliest shard's start."""
+    envs, record_sets = [], []
+    for path in paths:
+        env, records = read(path)
+        envs.append((path, env))
+        record_sets.append(records)
+    torches = {env.get("torch", "") for _, env in envs}
+    if len(torches) > 1:
+        raise ResultsError(
+            "the results come from different torch versions ("
+            + ", ".join(f"{path}: {env.get('torch', '?')}" for path, env in envs)
+            + "); they are not shards of one run"
+        )
+    env = dict(envs[0][1])
+    dates = sorted(e["date"] for _, e in envs if e.get("date"))
+    if dates:
+        env["date"] = dates[0]
+    return env, sorted(merge(record_sets).values(), key=lambda r: r.id)

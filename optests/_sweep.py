@@ -197,6 +197,7 @@ class Sweep:
         self._collected: dict[tuple[str, str, str, str], set[int]] = defaultdict(set)
         self._stale: list[_registry.Entry] = []
         self._accepted: tuple[int, int] | None = None
+        self._started = _results.now()
 
     @property
     def registry(self) -> _registry.Registry:
@@ -375,7 +376,7 @@ class Sweep:
             _registry.dump(self.settings.registry, new)
             self._accepted = (len(self._entries), len(new))
         if self.settings.results is not None:
-            _results.write(self.settings.results, self.results.values(), _results.environment())
+            _results.write(self.settings.results, self.results.values(), _results.environment(self._started))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self._is_worker or not self.results:

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optests import Outcome, Stage
-from optests._registry import Entry, Registry, RegistryError, Status, Verdict, accept, dump, load, merge, parse, reason_from
-from optests._results import SampleResult
+from optests._registry import Entry, Registry, RegistryError, Status, Verdict, accept, dump, load, parse, reason_from
+from optests._results import ResultsError, SampleResult, merge
 
 TORCH = "2.13.0+cpu"
 
@@ -152,7 +152,7 @@ def test_reason_from_drops_the_context() -> None:
 
 
 def test_merge_rejects_conflicting_records() -> None:
-    with pytest.raises(RegistryError, match="recorded twice with different results"):
+    with pytest.raises(ResultsError, match="recorded twice with different results"):
         merge([[_record(sample=0)], [_record(sample=0, stage=Stage.TRACE)]])
 
 
