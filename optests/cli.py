@@ -15,14 +15,18 @@ class CommandError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
+def _read_results(path: str) -> tuple[dict[str, str], list[_results.SampleResult]]:
+    try:
+        return _results.read(Path(path))
+    except _results.ResultsError as e:
+        raise CommandError(str(e)) from None
+
+
 def _accept(args: argparse.Namespace) -> int:
     loaded = []
     torch_versions = set()
     for path in args.results:
-        try:
-            env, records = _results.read(Path(path))
-        except _results.ResultsError as e:
-            raise CommandError(str(e)) from None
+        env, records = _read_results(path)
         torch_versions.add(env.get("torch", ""))
         loaded.append(records)
     if len(torch_versions) > 1:
@@ -31,8 +35,8 @@ def _accept(args: argparse.Namespace) -> int:
         )
     try:
         entries = _registry.load(args.registry)
-        merged = _registry.merge(loaded)
-    except _registry.RegistryError as e:
+        merged = _results.merge(loaded)
+    except (_registry.RegistryError, _results.ResultsError) as e:
         raise CommandError(str(e)) from None
     new = _registry.accept(entries, merged.values(), torch_versions.pop())
     _registry.dump(args.registry, new)
@@ -47,7 +51,7 @@ def _check(args: argparse.Namespace) -> int:
     import os
     import time
 
-    start = time.perf_counter()
+    start, started = time.perf_counter(), _results.now()
     from . import _author, _repro, _settings
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
@@ -104,9 +108,7 @@ def _check(args: argparse.Namespace) -> int:
         )  # fmt: skip
         print(f"    repro: python {script}")
     if args.json:
-        from . import _results
-
-        _results.write(args.json, [c.record() for c in checks], _results.environment())
+        _results.write(args.json, [c.record() for c in checks], _results.environment(started))
     failed = sum(1 for c in checks if c.result.outcome.value == "failed")
     took = time.perf_counter() - start
     print()
@@ -114,6 +116,79 @@ def _check(args: argparse.Namespace) -> int:
         f"{len(checks)} checks: {len(checks) - failed} passed, {failed} failed, {len(findings)} not expected; {took:.1f} s ({imported:.1f} s imports)"
     )
     return 1 if findings else 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    try:
+        env, records = _results.merge_files(Path(p) for p in args.results)
+    except _results.ResultsError as e:
+        raise CommandError(str(e)) from None
+    _results.write(args.out, records, env)
+    print(f"{args.out}: {len(records)} samples from {len(args.results)} file(s)")
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from . import _diff as diff
+
+    old_env, old = _read_results(args.old)
+    new_env, new = _read_results(args.new)
+    d = diff.diff(old, new)
+    if args.format == "json":
+        sys.stdout.write(diff.render_json(d))
+    else:
+        render = diff.render_markdown if args.format == "markdown" else diff.render_text
+        sys.stdout.write(render(d, args.old, args.new, old_env, new_env))
+    return 1 if d.regressions else 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    from . import _history as history
+
+    try:
+        with history.History(args.db, create=args.history_command == "ingest") as db:
+            if args.history_command == "ingest":
+                for path in args.results:
+                    env, records = _read_results(path)
+                    run, new = db.ingest(env, records, source=path, date=args.date)
+                    if new:
+                        print(
+                            f"{args.db}: ingested {path} as run {run.id} ({run.date}, torch {run.torch}, {run.samples} samples)"
+                        )
+                    else:
+                        print(f"{args.db}: {path} is already run {run.id}; nothing to do")
+            elif args.history_command == "list":
+                counts = db.counts()
+                for run in db.runs():
+                    c = counts.get(run.id)
+                    failed = sum(n for (_, outcome), n in c.items() if outcome == "failed") if c else 0
+                    print(
+                        f"run {run.id}  {run.date}  torch {run.torch}  {run.device}  {run.samples} samples, {failed} failed  {run.source}"
+                    )
+            else:
+                run = db.run(args.run_ref)
+                _results.write(args.out, db.records(run), db.environment(run))
+                print(f"{args.out}: run {run.id} ({run.date}, {run.samples} samples)")
+    except history.HistoryError as e:
+        raise CommandError(str(e)) from None
+    return 0
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    import time
+
+    from . import _dashboard as dashboard
+    from . import _history as history
+
+    start = time.perf_counter()
+    try:
+        with history.History(args.db) as db:
+            index = dashboard.build(db, args.out)
+    except (history.HistoryError, ValueError) as e:
+        raise CommandError(str(e)) from None
+    size = index.stat().st_size
+    print(f"{index}: {size / 1024:.0f} KiB, built in {time.perf_counter() - start:.1f} s")
+    return 0
 
 
 def _opinfo_func_source(op: Any) -> str:
@@ -172,6 +247,52 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", type=Path, metavar="PATH", help="write the results (the sweep's results format) to PATH")
     c.add_argument("--repro-dir", type=Path, default=Path("optests-repro"), help="where repro scripts go (default: %(default)s)")
     c.set_defaults(run=_check)
+    m = sub.add_parser(
+        "merge",
+        help="merge the results files of one run's shards into one",
+        description="Merge results files written by the shards of one run (pytest-split groups, -k splits, one per "
+        "mode) into one results file. A sample recorded twice must agree; the shards must share a torch version.",
+    )
+    m.add_argument("results", nargs="+", help="results files written with --optests-results")
+    m.add_argument("--out", type=Path, required=True, help="the merged results file to write")
+    m.set_defaults(run=_merge)
+    d = sub.add_parser(
+        "diff",
+        help="what changed between two results files",
+        description="Compare two results files sample by sample: new failures, fixes, stage changes, samples added "
+        "or removed, grouped by op and mode. Exit status: 0 no new failure, 1 new failures, 2 usage error.",
+    )
+    d.add_argument("old", help="the earlier results file")
+    d.add_argument("new", help="the later results file")
+    d.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="markdown suits a PR comment (default: %(default)s)",
+    )
+    d.set_defaults(run=_diff)
+    h = sub.add_parser("history", help="store runs in a history database (SQLite) and read them back")
+    hsub = h.add_subparsers(dest="history_command", required=True, metavar="COMMAND")
+    hi = hsub.add_parser("ingest", help="add results files to the history (the same run twice is a no-op)")
+    hi.add_argument("results", nargs="+", help="results files written with --optests-results or optests check --json")
+    hi.add_argument("--date", help="when the run happened (ISO 8601), for results files that do not record it")
+    hl = hsub.add_parser("list", help="list the runs in the history, oldest first")
+    he = hsub.add_parser("export", help="write one run back out as a results file (e.g. last night's, for optests diff)")
+    he.add_argument(
+        "--run",
+        dest="run_ref",
+        type=int,
+        default=-1,
+        help="a run id, or -1 for the latest, -2 for the one before (default: %(default)s)",
+    )
+    he.add_argument("--out", type=Path, required=True, help="the results file to write")
+    for sp in (hi, hl, he):
+        sp.add_argument("--db", type=Path, required=True, help="the history database (SQLite file)")
+        sp.set_defaults(run=_history)
+    b = sub.add_parser("dashboard", help="build the static dashboard from a history database")
+    b.add_argument("--db", type=Path, required=True, help="the history database (SQLite file)")
+    b.add_argument("--out", type=Path, required=True, help="the folder to write index.html and changes.json into")
+    b.set_defaults(run=_dashboard)
     return p
 
 

@@ -1,0 +1,252 @@
+"""What changed between two runs, sample by sample (``optests diff``, the dashboard). Torch-free.
+
+Samples are matched by their id (mode, dtype, device, op, sample index). A sample counts as
+failing when its outcome is ``failed``; registry skips and not-applicable records are neither.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._findings import Outcome
+from ._results import SampleResult
+
+
+class Kind(str, enum.Enum):
+    """The kinds of change, in the order reports show them."""
+
+    #: In both runs; did not fail before, fails now. The only kind that is a regression.
+    NEW_FAILURE = "new_failure"
+    #: In both runs; failed before, passes now.
+    FIX = "fix"
+    #: Failed in both runs, at different stages.
+    STAGE_CHANGE = "stage_change"
+    #: Any other change of outcome (e.g. passed -> skipped by the registry).
+    OUTCOME_CHANGE = "outcome_change"
+    #: Only in the new run (a new op, mode or sample).
+    ADDED = "added"
+    #: Only in the old run.
+    REMOVED = "removed"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+TITLES = {
+    Kind.NEW_FAILURE: "New failures",
+    Kind.FIX: "Fixes",
+    Kind.STAGE_CHANGE: "Stage changes",
+    Kind.OUTCOME_CHANGE: "Other outcome changes",
+    Kind.ADDED: "Samples added",
+    Kind.REMOVED: "Samples removed",
+}
+
+#: Added and removed samples are listed per op and mode with counts, not one by one: a new mode
+#: adds tens of thousands of them.
+_COUNTED = (Kind.ADDED, Kind.REMOVED)
+
+
+def _status(r: SampleResult) -> str:
+    return f"{r.outcome}:{r.stage}" if r.outcome is Outcome.FAILED else str(r.outcome)
+
+
+def _describe(r: SampleResult | None) -> str:
+    if r is None:
+        return "absent"
+    return str(r.stage) if r.outcome is Outcome.FAILED and r.stage else str(r.outcome)
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    kind: Kind
+    old: SampleResult | None
+    new: SampleResult | None
+
+    @property
+    def record(self) -> SampleResult:
+        r = self.new if self.new is not None else self.old
+        assert r is not None
+        return r
+
+    @property
+    def transition(self) -> str:
+        """``passed -> forward``: outcome (or failing stage) before and after."""
+        return f"{_describe(self.old)} -> {_describe(self.new)}"
+
+    @property
+    def message(self) -> str:
+        """The failure message that matters: the new one, or the old one for a fix."""
+        for r in (self.new, self.old):
+            if r is not None and r.outcome is Outcome.FAILED:
+                return r.message
+        return ""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunDiff:
+    changes: tuple[Change, ...]
+    old_count: int
+    new_count: int
+    unchanged: int
+
+    def of(self, kind: Kind) -> list[Change]:
+        return [c for c in self.changes if c.kind is kind]
+
+    @property
+    def regressions(self) -> list[Change]:
+        return self.of(Kind.NEW_FAILURE)
+
+    def counts(self) -> Counter[Kind]:
+        return Counter(c.kind for c in self.changes)
+
+    def grouped(self, kind: Kind) -> dict[tuple[str, str], list[Change]]:
+        """Changes of one kind by (op, mode), ops sorted by name, samples by index."""
+        groups: dict[tuple[str, str], list[Change]] = defaultdict(list)
+        for c in self.of(kind):
+            groups[(c.record.op_id, c.record.mode)].append(c)
+        return {
+            k: sorted(v, key=lambda c: (c.record.sample is None, c.record.sample or 0, c.record.id))
+            for k, v in sorted(groups.items())
+        }
+
+
+def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
+    before = {r.id: r for r in old}
+    after = {r.id: r for r in new}
+    changes = []
+    unchanged = 0
+    for key in sorted(before.keys() | after.keys()):
+        o, n = before.get(key), after.get(key)
+        if o is None:
+            changes.append(Change(Kind.ADDED, None, n))
+            continue
+        if n is None:
+            changes.append(Change(Kind.REMOVED, o, None))
+            continue
+        if _status(o) == _status(n):
+            unchanged += 1
+            continue
+        was, now = o.outcome is Outcome.FAILED, n.outcome is Outcome.FAILED
+        if now and not was:
+            kind = Kind.NEW_FAILURE
+        elif was and n.outcome is Outcome.PASSED:
+            kind = Kind.FIX
+        elif was and now:
+            kind = Kind.STAGE_CHANGE
+        else:
+            kind = Kind.OUTCOME_CHANGE
+        changes.append(Change(kind, o, n))
+    return RunDiff(tuple(changes), len(before), len(after), unchanged)
+
+
+# -- reports ---------------------------------------------------------------------------------
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _counted(changes: list[Change]) -> str:
+    outcomes = Counter(_describe(c.record) for c in changes)
+    return ", ".join(f"{n} {what}" for what, n in sorted(outcomes.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _label(env: Mapping[str, str], count: int) -> str:
+    bits = [f"torch {env['torch']}" if env.get("torch") else "", env.get("date", "")]
+    return ", ".join(b for b in bits if b) + f", {count} samples"
+
+
+def summary_line(d: RunDiff) -> str:
+    counts = d.counts()
+    return ", ".join(f"{counts[k]} {TITLES[k].lower()}" for k in Kind) + f"; {d.unchanged} unchanged"
+
+
+def render_text(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, str], new_env: Mapping[str, str]) -> str:
+    lines = [
+        f"old: {old_name} ({_label(old_env, d.old_count)})",
+        f"new: {new_name} ({_label(new_env, d.new_count)})",
+        summary_line(d),
+    ]
+    for kind in Kind:
+        groups = d.grouped(kind)
+        if not groups:
+            continue
+        lines += ["", f"{TITLES[kind]} ({len(d.of(kind))}):"]
+        for (op, mode), changes in groups.items():
+            if kind in _COUNTED:
+                lines.append(f"  {op} {mode}: {len(changes)} samples ({_counted(changes)})")
+                continue
+            lines.append(f"  {op} {mode}:")
+            for c in changes:
+                message = f": {_first_line(c.message)}" if c.message else ""
+                lines.append(f"    sample {c.record.sample} {c.record.dtype} {c.record.device}: {c.transition}{message}")
+    return "\n".join(lines) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
+
+
+def render_markdown(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, str], new_env: Mapping[str, str]) -> str:
+    regressions = len(d.regressions)
+    head = ":x:" if regressions else ":white_check_mark:"
+    lines = [
+        f"### {head} optests: {regressions} new failure{'s' if regressions != 1 else ''}",
+        "",
+        f"`{_md_escape(old_name)}` ({_md_escape(_label(old_env, d.old_count))}) -> "
+        f"`{_md_escape(new_name)}` ({_md_escape(_label(new_env, d.new_count))})",
+        "",
+        "| change | samples |",
+        "|---|---:|",
+    ]
+    counts = d.counts()
+    lines += [f"| {TITLES[k]} | {counts[k]} |" for k in Kind]
+    lines.append(f"| Unchanged | {d.unchanged} |")
+    for kind in Kind:
+        groups = d.grouped(kind)
+        if not groups:
+            continue
+        # Regressions open; the rest folded, so a long list does not bury them.
+        lines += [
+            "",
+            f"<details{' open' if kind is Kind.NEW_FAILURE else ''}><summary><b>{TITLES[kind]}</b> ({len(d.of(kind))})</summary>",
+            "",
+        ]
+        if kind in _COUNTED:
+            lines += ["| op | mode | samples |", "|---|---|---|"]
+            lines += [f"| `{_md_escape(op)}` | {mode} | {len(cs)} ({_counted(cs)}) |" for (op, mode), cs in groups.items()]
+        else:
+            lines += ["| op | mode | sample | change | message |", "|---|---|---:|---|---|"]
+            for (op, mode), cs in groups.items():
+                for c in cs:
+                    lines.append(
+                        f"| `{_md_escape(op)}` | {mode} | {c.record.sample} | {c.transition} | {_md_escape(_first_line(c.message, 200))} |"
+                    )
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(d: RunDiff) -> dict[str, Any]:
+    def side(r: SampleResult | None) -> dict[str, Any] | None:
+        return (
+            None if r is None else {"outcome": r.outcome.value, "stage": r.stage.value if r.stage else None, "message": r.message}
+        )
+
+    return {
+        "summary": {**{k.value: n for k, n in ((k, d.counts()[k]) for k in Kind)}, "unchanged": d.unchanged},
+        "changes": [
+            {"id": c.record.id, "op": c.record.op_id, "mode": c.record.mode, "sample": c.record.sample, "kind": c.kind.value,
+             "old": side(c.old), "new": side(c.new)}
+            for c in d.changes
+        ],
+    }  # fmt: skip
+
+
+def render_json(d: RunDiff) -> str:
+    return json.dumps(to_json(d), indent=2, sort_keys=True) + "\n"

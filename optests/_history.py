@@ -1,0 +1,291 @@
+"""The history database: runs and their per-sample outcomes, in SQLite (stdlib). Torch-free.
+
+All SQL lives in this module, in plain SQL-92 apart from ``WITHOUT ROWID`` and the connection:
+moving to PostgreSQL means a new ``_connect``, ``%s`` placeholders and ``SERIAL`` keys, nothing
+outside this file. Schema changes are appended to ``MIGRATIONS``, never edited in place: a
+database records how many it has applied (``meta.schema_version``) and opening it applies the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from ._findings import Outcome, Stage
+from ._results import SampleResult, now
+
+APPLICATION = "optests-history"
+
+#: One entry per schema version; entry i takes a database from version i to i + 1.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,  -- sha256 of the results: ingesting a run twice is a no-op
+        date TEXT NOT NULL,                -- when the run happened, ISO 8601 UTC
+        torch TEXT NOT NULL,
+        torch_git TEXT NOT NULL,
+        device TEXT NOT NULL,
+        python TEXT NOT NULL,
+        optests TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        source TEXT NOT NULL,              -- the results file it came from
+        ingested TEXT NOT NULL,
+        samples INTEGER NOT NULL
+    );
+    CREATE INDEX runs_by_date ON runs (date, id);
+    CREATE TABLE cases (
+        id INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,          -- the sample's id, e.g. static-float32-cpu-sin-sample3
+        op TEXT NOT NULL, variant TEXT NOT NULL, db TEXT NOT NULL,
+        mode TEXT NOT NULL, dtype TEXT NOT NULL, device TEXT NOT NULL, sample INTEGER
+    );
+    CREATE TABLE messages (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+    CREATE TABLE outcomes (
+        run INTEGER NOT NULL REFERENCES runs (id),
+        case_id INTEGER NOT NULL REFERENCES cases (id),
+        outcome TEXT NOT NULL, stage TEXT, verdict TEXT NOT NULL, duration REAL NOT NULL,
+        message INTEGER REFERENCES messages (id),
+        PRIMARY KEY (run, case_id)
+    ) WITHOUT ROWID;
+    -- Per-run counts, written at ingest, so the trend over hundreds of runs reads a few rows each.
+    CREATE TABLE run_counts (
+        run INTEGER NOT NULL REFERENCES runs (id),
+        mode TEXT NOT NULL, outcome TEXT NOT NULL, count INTEGER NOT NULL,
+        PRIMARY KEY (run, mode, outcome)
+    );
+    """,
+]
+
+
+class HistoryError(Exception):
+    """A history database that cannot be used; the message names the file and what to do."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    id: int
+    date: str
+    torch: str
+    torch_git: str
+    device: str
+    python: str
+    optests: str
+    platform: str
+    source: str
+    samples: int
+
+
+_RUN_COLUMNS = "id, date, torch, torch_git, device, python, optests, platform, source, samples"
+
+
+def fingerprint(env: Mapping[str, str], records: Sequence[SampleResult]) -> str:
+    h = hashlib.sha256(json.dumps(dict(env), sort_keys=True).encode())
+    for r in sorted(records, key=lambda r: r.id):
+        h.update(json.dumps(r.to_json(), sort_keys=True).encode())
+    return h.hexdigest()
+
+
+class History:
+    """One open history database. ``create=False`` refuses a path with no database."""
+
+    def __init__(self, path: Path, *, create: bool = False) -> None:
+        self.path = path
+        if not create and not path.is_file():
+            raise HistoryError(f"{path}: no such history database (create one with: optests history ingest RESULTS --db {path})")
+        try:
+            self._db = sqlite3.connect(path, timeout=60, isolation_level=None)  # transactions are explicit
+        except sqlite3.Error as e:
+            raise HistoryError(f"{path}: cannot open: {e}") from None
+        with self._errors():
+            self._migrate()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.DatabaseError as e:
+            raise HistoryError(f"{self.path}: not a usable optests history database ({e})") from None
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Cursor]:
+        """All or nothing: a run killed mid-ingest leaves the database as it was."""
+        cur = self._db.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            with self._transaction() as cur:
+                cur.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                cur.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION), ("schema_version", "0")])
+        elif "meta" not in tables:
+            raise HistoryError(f"{self.path}: not an optests history database (its tables: {', '.join(sorted(tables))})")
+        meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("application") != APPLICATION:
+            raise HistoryError(f"{self.path}: not an optests history database (application {meta.get('application')!r})")
+        version = int(meta.get("schema_version", "-1"))
+        if version > len(MIGRATIONS):
+            raise HistoryError(
+                f"{self.path}: schema version {version} is newer than this optests knows ({len(MIGRATIONS)}); upgrade optests"
+            )
+        if version < 0:
+            raise HistoryError(f"{self.path}: no schema version recorded; the database is damaged")
+        for i in range(version, len(MIGRATIONS)):
+            with self._transaction() as cur:
+                for statement in MIGRATIONS[i].split(";"):
+                    if statement.strip():
+                        cur.execute(statement)
+                cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(i + 1),))
+
+    @property
+    def schema_version(self) -> int:
+        with self._errors():
+            return int(self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def ingest(
+        self, env: Mapping[str, str], records: Sequence[SampleResult], source: str, date: str | None = None
+    ) -> tuple[Run, bool]:
+        """Store one run; returns it and whether it is new (the same results again are a no-op)."""
+        date = date or env.get("date", "")
+        if not date:
+            raise HistoryError(f"{source}: the results record no date (written by an older optests): give one with --date")
+        try:
+            parsed = datetime.datetime.fromisoformat(date)
+        except ValueError:
+            raise HistoryError(f"{source}: date {date!r} is not ISO 8601 (e.g. 2026-11-22T03:00:00+00:00)") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+        date = parsed.astimezone(datetime.timezone.utc).isoformat(timespec="seconds")
+        key = fingerprint(env, records)
+        with self._errors():
+            row = self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE fingerprint = ?", (key,)).fetchone()
+            if row is not None:
+                return Run(*row), False
+            devices = sorted({r.device for r in records})
+            with self._transaction() as cur:
+                cur.execute(
+                    "INSERT INTO runs (fingerprint, date, torch, torch_git, device, python, optests, platform, source, ingested, samples)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (key, date, env.get("torch", ""), env.get("torch_git", ""),
+                     ",".join(devices) + (f" (CUDA {env['cuda']})" if "cuda" in devices and env.get("cuda") else ""),
+                     env.get("python", ""), env.get("optests", ""), env.get("platform", ""), source, now(), len(records)),
+                )  # fmt: skip
+                run_id = cur.lastrowid
+                assert run_id is not None
+                cur.executemany(
+                    "INSERT INTO cases (key, op, variant, db, mode, dtype, device, sample) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (key) DO NOTHING",
+                    [(r.id, r.op, r.variant, r.db, r.mode, r.dtype, r.device, r.sample) for r in records],
+                )
+                cur.executemany(
+                    "INSERT INTO messages (text) VALUES (?) ON CONFLICT (text) DO NOTHING",
+                    [(m,) for m in sorted({r.message for r in records if r.message})],
+                )
+                case_ids = self._ids(cur, "cases", "key", [r.id for r in records])
+                message_ids = self._ids(cur, "messages", "text", [r.message for r in records if r.message])
+                cur.executemany(
+                    "INSERT INTO outcomes (run, case_id, outcome, stage, verdict, duration, message) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(run_id, case_ids[r.id], r.outcome.value, r.stage.value if r.stage else None, r.verdict,
+                      round(r.duration, 4), message_ids.get(r.message)) for r in records],
+                )  # fmt: skip
+                counts = Counter((r.mode, r.outcome.value) for r in records)
+                cur.executemany(
+                    "INSERT INTO run_counts (run, mode, outcome, count) VALUES (?, ?, ?, ?)",
+                    [(run_id, mode, outcome, n) for (mode, outcome), n in sorted(counts.items())],
+                )
+            return self.run(run_id), True
+
+    @staticmethod
+    def _ids(cur: sqlite3.Cursor, table: str, column: str, values: Sequence[str]) -> dict[str, int]:
+        wanted = set(values)
+        ids: dict[str, int] = {}
+        chunk = sorted(wanted)
+        for i in range(0, len(chunk), 500):
+            part = chunk[i : i + 500]
+            marks = ", ".join("?" * len(part))
+            ids.update(cur.execute(f"SELECT {column}, id FROM {table} WHERE {column} IN ({marks})", part).fetchall())
+        return ids
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def runs(self) -> list[Run]:
+        """Oldest first (by date, then by ingest order)."""
+        with self._errors():
+            return [Run(*row) for row in self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY date, id")]
+
+    def run(self, ref: int | str) -> Run:
+        """A run by id, or by position from the newest: ``-1`` is the latest, ``-2`` the one before."""
+        runs = self.runs()
+        n = int(ref)
+        if n < 0:
+            if -n > len(runs):
+                raise HistoryError(f"{self.path}: run {n} asked for, but the history holds {len(runs)} run(s)")
+            return runs[n]
+        for r in runs:
+            if r.id == n:
+                return r
+        raise HistoryError(f"{self.path}: no run with id {n} (ids: {', '.join(str(r.id) for r in runs) or 'none'})")
+
+    def records(self, run: Run) -> list[SampleResult]:
+        with self._errors():
+            rows = self._db.execute(
+                "SELECT c.key, c.op, c.variant, c.db, c.mode, c.dtype, c.device, c.sample,"
+                " o.outcome, o.stage, m.text, o.duration, o.verdict"
+                " FROM outcomes o JOIN cases c ON c.id = o.case_id LEFT JOIN messages m ON m.id = o.message"
+                " WHERE o.run = ? ORDER BY c.key",
+                (run.id,),
+            ).fetchall()
+        return [
+            SampleResult(key, op, variant, db, mode, dtype, device, sample, Outcome(outcome),
+                         Stage(stage) if stage else None, message or "", duration, verdict)
+            for key, op, variant, db, mode, dtype, device, sample, outcome, stage, message, duration, verdict in rows
+        ]  # fmt: skip
+
+    def environment(self, run: Run) -> dict[str, str]:
+        """The run's environment, as a results file records it."""
+        env = {"torch": run.torch, "torch_git": run.torch_git, "python": run.python, "platform": run.platform}
+        env.update({"optests": run.optests, "date": run.date})
+        return env
+
+    def counts(self) -> dict[int, Counter[tuple[str, str]]]:
+        """Per run id: (mode, outcome) -> samples."""
+        out: dict[int, Counter[tuple[str, str]]] = {}
+        with self._errors():
+            for run, mode, outcome, n in self._db.execute("SELECT run, mode, outcome, count FROM run_counts"):
+                out.setdefault(run, Counter())[(mode, outcome)] = n
+        return out
+
+    def matrix(self, run: Run) -> list[tuple[str, str, str, str | None, int]]:
+        """(op id, mode, outcome, stage, samples) for one run."""
+        with self._errors():
+            rows = self._db.execute(
+                "SELECT c.op, c.variant, c.mode, o.outcome, o.stage, COUNT(*) FROM outcomes o JOIN cases c ON c.id = o.case_id"
+                " WHERE o.run = ? GROUP BY c.op, c.variant, c.mode, o.outcome, o.stage",
+                (run.id,),
+            ).fetchall()
+        return [(f"{op}.{variant}" if variant else op, mode, outcome, stage, n) for op, variant, mode, outcome, stage, n in rows]

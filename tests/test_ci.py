@@ -1,0 +1,57 @@
+"""The CI workflows in ci/ may not drift from the code: every optests command they run parses,
+every --optests-* option exists, and every file they name is in the repository."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from optests import _settings, cli
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((ROOT / "ci").glob("*.yml"))
+
+
+def _commands(workflow: Path) -> list[str]:
+    doc: dict[Any, Any] = yaml.safe_load(workflow.read_text())
+    out = []
+    for job in doc["jobs"].values():
+        for step in job["steps"]:
+            if "run" in step:
+                out += [line.strip() for line in re.split(r"\n|&&|\|\||;|\bthen\b", step["run"]) if line.strip()]
+    return out
+
+
+def _words(command: str) -> list[str]:
+    command = re.sub(r"\$\{\{\s*matrix\.mode\s*\}\}", "static", command)
+    command = re.sub(r"\$\{\{[^}]*\}\}", "x", command)
+    return shlex.split(command.split(">")[0].split("|")[0])
+
+
+def test_there_are_workflows() -> None:
+    assert [w.name for w in WORKFLOWS] == ["nightly.yml", "pull_request.yml"]
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_commands_exist(workflow: Path) -> None:
+    options = {f"--optests-{o.name}" for o in _settings.OPTIONS}
+    seen = 0
+    for command in _commands(workflow):
+        words = _words(command)
+        if words and words[0].endswith("/optests"):
+            seen += 1
+            try:
+                cli._parser().parse_args(words[1:])
+            except SystemExit:
+                pytest.fail(f"{workflow.name}: not a valid optests command: {command}")
+        for word in words:
+            if word.startswith("--optests-"):
+                assert word.split("=")[0] in options, f"{workflow.name}: unknown option {word}"
+            if re.fullmatch(r"(sweep-results|opinfo_sweeps|requirements)[\w./-]*", word):
+                assert (ROOT / word).exists(), f"{workflow.name}: {word} is not in the repository"
+    assert seen >= 2
