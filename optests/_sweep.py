@@ -8,10 +8,13 @@ import dataclasses
 import fnmatch
 import json
 import re
+import statistics
 import time
 import warnings
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -27,6 +30,10 @@ if TYPE_CHECKING:
 
 #: The fixture name a sweep test takes its case from.
 CASE_FIXTURE = "optests_case"
+#: The sweep test's node id (relative to the repository root), as durations files key it.
+SWEEP_TEST = "opinfo_sweeps/test_aot_autograd.py::test_aot_autograd"
+#: pytest-split's default durations file, in the current directory.
+DURATIONS_PATH = ".test_durations"
 _PROPERTY = "optests"
 
 
@@ -74,6 +81,24 @@ class Case:
 _CASE_ID = re.compile(
     rf"^(?P<mode>{'|'.join(sorted(MODES, key=len, reverse=True))})-(?P<dtype>{'|'.join(DTYPES)})-(?P<device>{'|'.join(DEVICES)})-(?P<op>.+)-(?P<tail>sample\d+|samples|not_applicable)$"
 )
+
+
+def load_durations(path: Path) -> dict[str, float]:
+    """pytest-split's durations file (test node id -> seconds); empty if there is none."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, json.JSONDecodeError) as e:
+        raise pytest.UsageError(f"--durations-path: {path}: not a durations file ({e})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, (int, float)) for v in data.values()):
+        raise pytest.UsageError(f"--durations-path: {path}: not a durations file (expected an object of test id -> seconds)")
+    return data
+
+
+def durations_of(records: Iterable[SampleResult]) -> dict[str, float]:
+    """The sweep tests' durations as pytest-split records them, from results records."""
+    return {f"{SWEEP_TEST}[{r.id}]": round(r.duration, 3) for r in records if r.sample is not None}
 
 
 def parse_case_id(case_id: str) -> dict[str, str] | None:
@@ -220,6 +245,25 @@ class Sweep:
         cases = collect(self.settings)
         metafunc.parametrize(CASE_FIXTURE, cases, ids=[c.id for c in cases])
 
+    @pytest.hookimpl(tryfirst=True)  # before pytest-split picks its group, which keeps this order
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Long ops first, from the durations file (pytest-split's): xdist hands out tests in
+        order, so the last ones to run are short and the workers finish together. An op's
+        samples stay together, in every mode, because the runner caches an op's samples."""
+        durations = load_durations(Path(getattr(config.option, "durations_path", None) or DURATIONS_PATH))
+        if not durations:
+            return
+        fallback = statistics.median(durations.values())
+        groups: dict[str, list[pytest.Item]] = defaultdict(list)
+        total: Counter[str] = Counter()
+        for item in items:
+            callspec = getattr(item, "callspec", None)
+            case = callspec.params.get(CASE_FIXTURE) if callspec is not None else None
+            key = case.ref.id if isinstance(case, Case) else item.nodeid
+            groups[key].append(item)
+            total[key] += durations.get(item.nodeid, fallback)  # type: ignore[assignment]
+        items[:] = [item for key in sorted(groups, key=lambda k: -total[k]) for item in groups[key]]
+
     # -- running ------------------------------------------------------------------------------
 
     def check(self, item: pytest.Item, case: Case) -> None:
@@ -346,7 +390,12 @@ class Sweep:
     def _whole_selection(self) -> bool:
         """Stale entries are judged only when the run collected everything its options select."""
         opt = self.config.option
-        narrowed = bool(getattr(opt, "keyword", "")) or bool(getattr(opt, "markexpr", "")) or bool(getattr(opt, "deselect", None))
+        narrowed = (
+            bool(getattr(opt, "keyword", ""))
+            or bool(getattr(opt, "markexpr", ""))
+            or bool(getattr(opt, "deselect", None))
+            or bool(getattr(opt, "splits", None))  # a pytest-split group
+        )
         return not narrowed and not any("::" in str(a) for a in self.config.args)
 
     def _in_selection(self, e: _registry.Entry) -> bool:

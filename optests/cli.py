@@ -128,6 +128,23 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _durations(args: argparse.Namespace) -> int:
+    import pytest
+
+    from . import _sweep
+
+    try:
+        _, records = _results.merge_files(Path(p) for p in args.results)
+        durations = _sweep.load_durations(args.out)
+    except (_results.ResultsError, pytest.UsageError) as e:
+        raise CommandError(str(e)) from None
+    fresh = _sweep.durations_of(records)
+    durations.update(fresh)
+    _results.write_json_atomic(args.out, durations)
+    print(f"{args.out}: {len(fresh)} durations updated, {len(durations)} in all")
+    return 0
+
+
 def _diff(args: argparse.Namespace) -> int:
     from . import _diff as diff
 
@@ -256,6 +273,15 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("results", nargs="+", help="results files written with --optests-results")
     m.add_argument("--out", type=Path, required=True, help="the merged results file to write")
     m.set_defaults(run=_merge)
+    t = sub.add_parser(
+        "durations",
+        help="update the durations file (pytest-split's) from results files",
+        description="Write each sample's check time from results files into pytest-split's durations file, which "
+        "balances --splits groups and puts long ops first in every run. Entries for other tests are kept.",
+    )
+    t.add_argument("results", nargs="+", help="results files written with --optests-results")
+    t.add_argument("--out", type=Path, default=Path(".test_durations"), help="the durations file (default: %(default)s)")
+    t.set_defaults(run=_durations)
     d = sub.add_parser(
         "diff",
         help="what changed between two results files",

@@ -1,0 +1,90 @@
+"""Scheduling from recorded durations, and shards (pytest-split) that add up to one run."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from test_history import ENV, NEW
+
+from optests import cli
+from optests._results import read, write
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
+DB = ["--optests-dbs=nightly_ops:ops", "-p", "no:cacheprovider", "--optests-modes=static,dynamic"]
+
+
+@pytest.fixture
+def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    shutil.copy(ROOT / "opinfo_sweeps" / "test_aot_autograd.py", pytester.path / "test_aot_autograd.py")
+    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
+    monkeypatch.setenv("NIGHTLY_BROKEN", "beta=forward,gamma=metadata")
+    return pytester
+
+
+def _order(sweep: pytest.Pytester, *args: str) -> list[str]:
+    result = sweep.runpytest_subprocess(*DB, "--collect-only", "-q", *args)
+    return [m.group(1) for m in re.finditer(r"test_aot_autograd\[(\S+)\]", result.stdout.str())]
+
+
+def test_long_ops_run_first_and_an_ops_samples_stay_together(sweep: pytest.Pytester) -> None:
+    plain = _order(sweep)
+    assert [i.split("-")[3] for i in plain[::8]] == ["alpha", "beta", "gamma"]  # collection order: op-major
+    durations = {f"test_aot_autograd.py::test_aot_autograd[{i}]": 0.01 for i in plain}
+    durations["test_aot_autograd.py::test_aot_autograd[dynamic-float32-cpu-gamma-sample3]"] = 5.0
+    durations["test_aot_autograd.py::test_aot_autograd[static-float32-cpu-beta-sample0]"] = 1.0
+    (sweep.path / ".test_durations").write_text(json.dumps(durations))
+    ordered = _order(sweep)
+    assert ordered == [i for op in ("gamma", "beta", "alpha") for i in plain if f"-{op}-" in i]
+    (sweep.path / ".test_durations").write_text("{not json")
+    result = sweep.runpytest_subprocess(*DB, "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --durations-path: *.test_durations: not a durations file (Expecting property name*"])
+
+
+def test_four_shards_merge_into_the_single_runs_results(sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    assert sweep.runpytest_subprocess(*DB, "--optests-accept").ret == pytest.ExitCode.OK  # expects beta's and gamma's failures
+    single = sweep.path / "single.json"
+    assert sweep.runpytest_subprocess(*DB, "--optests-strict-registry", f"--optests-results={single}").ret == pytest.ExitCode.OK
+    shards = []
+    for group in range(1, 5):
+        shard = sweep.path / f"shard{group}.json"
+        result = sweep.runpytest_subprocess(
+            *DB, "--splits=4", f"--group={group}", "--optests-strict-registry", f"--optests-results={shard}"
+        )
+        result.stdout.fnmatch_lines([f"*Running group {group}/4*"])
+        assert result.ret == pytest.ExitCode.OK  # a shard does not call the other shards' entries stale
+        assert "stale" not in result.stdout.str()
+        shards.append(str(shard))
+    merged = sweep.path / "merged.json"
+    assert cli.main(["merge", *shards, "--out", str(merged)]) == 0
+    sizes = [len(read(Path(s))[1]) for s in shards]
+    assert all(sizes) and sum(sizes) == 24  # each shard ran some samples, and none ran twice
+
+    def key(path: Path) -> list[tuple[object, ...]]:
+        return [(r.id, r.outcome, r.stage, r.message, r.verdict) for r in read(path)[1]]
+
+    assert key(merged) == key(single)
+    assert cli.main(["diff", str(single), str(merged)]) == 0
+    assert ", 0 samples added, 0 samples removed; 24 unchanged" in capsys.readouterr().out
+
+
+def test_durations_command_updates_the_file_from_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results, path = tmp_path / "r.json", tmp_path / ".test_durations"
+    write(results, NEW, ENV)
+    path.write_text(json.dumps({"tests/test_other.py::test_x": 2.5}))
+    assert cli.main(["durations", str(results), "--out", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert data["tests/test_other.py::test_x"] == 2.5
+    assert data["opinfo_sweeps/test_aot_autograd.py::test_aot_autograd[static-float32-cpu-sin-sample0]"] == 0.01
+    assert "opinfo_sweeps/test_aot_autograd.py::test_aot_autograd[static-float32-cpu-abs-not_applicable]" not in data
+    assert capsys.readouterr().out == f"{path}: 8 durations updated, 9 in all\n"
+    path.write_text("[1, 2]")
+    assert cli.main(["durations", str(results), "--out", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"optests durations: error: --durations-path: {path}: not a durations file (expected an object of test id -> seconds)\n"
+    )
