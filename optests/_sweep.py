@@ -201,10 +201,6 @@ def _execute_in_child(case: Case) -> tuple[SampleResult, str]:
     # One intra-op thread: workers already use every core, and GNU OpenMP is not fork-safe.
     if torch.get_num_threads() != 1:
         torch.set_num_threads(1)
-    # torch turns its own custom-op aliasing check into an error when the CI environment
-    # variable is set (a warning otherwise); verdicts must not depend on the environment, and
-    # our metadata check reports aliasing either way.
-    torch._functorch.config.error_on_custom_op_aliasing = False
     return execute(case)
 
 
