@@ -16,6 +16,8 @@ from ._findings import Outcome, Stage
 
 SCHEMA_VERSION = 1
 KIND = "optests-results"
+#: A results file being written: JSON lines, a header then one record a line (see Journal).
+JOURNAL_KIND = "optests-results-journal"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,9 +116,53 @@ class ResultsError(ValueError):
     """A results file that cannot be read; the message names the file and what is wrong."""
 
 
+class Journal:
+    """The records of a run as they arrive, one JSON line each, beside the results file
+    (``RESULTS.partial``): a run that is killed keeps what it checked, and ``read`` (so
+    ``optests merge``, ``accept`` and ``history ingest``) takes the journal as it is."""
+
+    def __init__(self, results: Path, env: Mapping[str, str]) -> None:
+        self.path = results.with_name(results.name + ".partial")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("w")
+        self._file.write(json.dumps({"kind": JOURNAL_KIND, "schema_version": SCHEMA_VERSION, "environment": dict(env)}) + "\n")
+
+    def add(self, record: SampleResult) -> None:
+        self._file.write(json.dumps(record.to_json(), sort_keys=True) + "\n")
+        self._file.flush()  # to the OS: a killed process loses nothing; no fsync per record
+
+    def finish(self) -> None:
+        """The results file is written: the journal is no longer needed."""
+        self._file.close()
+        self.path.unlink(missing_ok=True)
+
+
+def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleResult]]:
+    lines = text.split("\n")
+    header = json.loads(lines[0])
+    records = []
+    for n, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        try:
+            records.append(SampleResult.from_json(json.loads(line)))
+        except json.JSONDecodeError:
+            if n == len(lines):  # the last line, cut off when the writer was killed
+                break
+            raise ResultsError(f"{path}:{n}: not a valid journal line") from None
+        except (KeyError, TypeError, ValueError) as e:
+            raise ResultsError(f"{path}:{n}: {e}") from None
+    return dict(header.get("environment", {})), records
+
+
 def read(path: Path) -> tuple[dict[str, str], list[SampleResult]]:
+    """A results file, or the journal of a run that did not finish (``RESULTS.partial``)."""
     try:
-        data = json.loads(path.read_text())
+        text = path.read_text()
+        first = text.split("\n", 1)[0]
+        if first.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in first:
+            return _read_journal(path, text)
+        data = json.loads(text)
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
     except json.JSONDecodeError as e:

@@ -219,6 +219,7 @@ class Sweep:
         self._stale: list[_registry.Entry] = []
         self._accepted: tuple[int, int] | None = None
         self._started = _results.now()
+        self._journal: _results.Journal | None = None
 
     @property
     def registry(self) -> _registry.Registry:
@@ -362,6 +363,10 @@ class Sweep:
             if key == _PROPERTY:
                 record = SampleResult.from_json(json.loads(str(value)))
                 self.results[record.id] = record
+                if self.settings.results is not None and not self._is_worker:  # the controller writes
+                    if self._journal is None:
+                        self._journal = _results.Journal(self.settings.results, _results.environment(self._started))
+                    self._journal.add(record)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
@@ -422,6 +427,8 @@ class Sweep:
             self._accepted = (len(self._entries), len(new))
         if self.settings.results is not None:
             _results.write(self.settings.results, self.results.values(), _results.environment(self._started))
+            if self._journal is not None:
+                self._journal.finish()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self._is_worker or not self.results:

@@ -88,3 +88,43 @@ def test_durations_command_updates_the_file_from_results(tmp_path: Path, capsys:
     assert capsys.readouterr().err == (
         f"optests durations: error: --durations-path: {path}: not a durations file (expected an object of test id -> seconds)\n"
     )
+
+
+def test_a_killed_run_keeps_what_it_checked(sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    """The controller journals each record as it arrives; a run killed half-way leaves the
+    journal, which optests merge (and accept, and history ingest) read as they read results."""
+    sweep.makeconftest(
+        """
+import os
+import pytest
+
+seen = []
+controller = False
+
+def pytest_configure(config):
+    global controller
+    controller = not hasattr(config, "workerinput")
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report):
+    if controller and report.when == "call":
+        seen.append(report.nodeid)
+        if len(seen) == 5:
+            os._exit(9)  # killed: no session finish, no results file
+"""
+    )
+    results = sweep.path / "results.json"
+    result = sweep.runpytest_subprocess(*DB, "-n", "2", f"--optests-results={results}")
+    assert result.ret == 9 and not results.exists()
+    journal = sweep.path / "results.json.partial"
+    assert cli.main(["merge", str(journal), "--out", str(results)]) == 0
+    env, records = read(results)
+    assert len(records) == 5 and env["torch"]
+    assert capsys.readouterr().out.endswith(f"{results}: 5 samples from 1 file(s)\n")
+
+
+def test_a_finished_run_leaves_no_journal(sweep: pytest.Pytester) -> None:
+    results = sweep.path / "results.json"
+    sweep.runpytest_subprocess(*DB, f"--optests-results={results}", "--optests-ops=alpha")
+    assert len(read(results)[1]) == 8
+    assert not (sweep.path / "results.json.partial").exists()
