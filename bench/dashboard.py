@@ -5,9 +5,9 @@
 Takes a real results file (default: the committed four-mode sweep, 75,552 samples) and makes
 ``--runs`` synthetic nights from it, each with a few hundred samples flipped between passing and
 failing, ingests them into a fresh history and builds the dashboard. The open time is measured in
-headless Chromium (navigation start to the load event, then to the first paint of the matrix),
+headless Chromium (navigation start to the load event, median of 5, after one warm-up load),
 and printed as a ratio against the same page built from the first two nights only, measured in
-the same run.
+the same run and the same browser.
 """
 
 from __future__ import annotations
@@ -51,24 +51,28 @@ def nights(base: list[SampleResult], n: int, flips: int, seed: int = 0) -> Itera
         yield current
 
 
-def open_time(index: Path, repeat: int = 5) -> float:
+def open_times(pages: list[Path], repeat: int = 5) -> list[float]:
+    """Median time from navigation start to the load event, per page, in one browser: each
+    page is opened once first (not counted), then the pages take turns."""
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium")
     if chromium is None:
         raise SystemExit("bench/dashboard.py: error: no chromium on PATH (apt-get install chromium)")
-    times = []
+    times: list[list[float]] = [[] for _ in pages]
     with sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=chromium, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
         )
-        for _ in range(repeat):
-            page = browser.new_page()
-            page.goto(index.as_uri(), wait_until="load")
-            times.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd") / 1000)
-            page.close()
+        for rnd in range(repeat + 1):
+            for i, index in enumerate(pages):
+                page = browser.new_page()
+                page.goto(index.as_uri(), wait_until="load")
+                if rnd:
+                    times[i].append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd") / 1000)
+                page.close()
         browser.close()
-    return statistics.median(times)
+    return [statistics.median(t) for t in times]
 
 
 def main() -> int:
@@ -96,7 +100,7 @@ def main() -> int:
             index = build(db, where / "site")
             big_build = time.perf_counter() - t
         size_db = (where / "history.db").stat().st_size
-        small_open, big_open = open_time(small), open_time(index)
+        small_open, big_open = open_times([small, index])
         print(f"history: {args.runs} runs x {len(base)} samples, {args.flips} flips a night")
         print(f"  ingest: median {statistics.median(ingest):.2f} s a run (first {ingest[0]:.2f} s, it adds the cases)")
         print(f"  database: {size_db / 2**20:.1f} MiB ({size_db / args.runs / 2**20:.2f} MiB a run)")

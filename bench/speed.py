@@ -1,6 +1,6 @@
 """Where the sweep's time and memory go, as ratios against baselines measured in the same run.
 
-    python bench/speed.py              # the fixed, representative subset (about 6 minutes here)
+    python bench/speed.py              # the fixed, representative subset (about 16 minutes here)
     python bench/speed.py --all        # every op (hours)
     python bench/speed.py --skip a     # leave out a part (a, b, c, d, e)
 
@@ -189,7 +189,7 @@ def part_b(ops: str, baseline_kib: int | None) -> None:
         memory.join()
         samples = json.loads(results.read_text())["samples"]
     bare = sum(s["duration"] for s in samples)
-    tail = [ln.strip("= ") for ln in out.splitlines() if re.match(r"=+ .*\d+ (passed|failed)", ln)][-1:]
+    tail = [ln.strip("= ") for ln in out.splitlines() if re.search(r"\d+ (passed|failed).* in [\d.]+s", ln)][-1:]
     print(f"(b) sweep of the subset, pytest -n 2 ({len(samples)} samples; {' '.join(tail)}):")
     print(
         f"  wall {wall:.1f} s vs bare check time / 2 = {bare / 2:.1f} s: {wall / (bare / 2):.3f}x, overhead {100 * (wall / (bare / 2) - 1):.1f}%"
