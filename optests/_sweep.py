@@ -204,6 +204,13 @@ def _execute_in_child(case: Case) -> tuple[SampleResult, str]:
     return execute(case)
 
 
+def _case_of(item: pytest.Item) -> Case | None:
+    """The sweep case a collected test runs, if it is a sweep test."""
+    callspec = getattr(item, "callspec", None)
+    case = callspec.params.get(CASE_FIXTURE) if callspec is not None else None
+    return case if isinstance(case, Case) else None
+
+
 class Sweep:
     """The stateful side of the plugin, registered for every run; idle unless sweep tests run."""
 
@@ -247,16 +254,17 @@ class Sweep:
         """Long ops first, from the durations file (pytest-split's): xdist hands out tests in
         order, so the last ones to run are short and the workers finish together. An op's
         samples stay together, in every mode, because the runner caches an op's samples."""
+        cases = [_case_of(item) for item in items]
+        if not any(cases):  # not a sweep run: leave the (large) durations file unread
+            return
         durations = load_durations(Path(getattr(config.option, "durations_path", None) or DURATIONS_PATH))
         if not durations:
             return
         fallback = statistics.median(durations.values())
         groups: dict[str, list[pytest.Item]] = defaultdict(list)
         total: Counter[str] = Counter()
-        for item in items:
-            callspec = getattr(item, "callspec", None)
-            case = callspec.params.get(CASE_FIXTURE) if callspec is not None else None
-            key = case.ref.id if isinstance(case, Case) else item.nodeid
+        for item, case in zip(items, cases):
+            key = case.ref.id if case is not None else item.nodeid
             groups[key].append(item)
             total[key] += durations.get(item.nodeid, fallback)  # type: ignore[assignment]
         items[:] = [item for key in sorted(groups, key=lambda k: -total[k]) for item in groups[key]]
@@ -370,9 +378,8 @@ class Sweep:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
-            callspec = getattr(item, "callspec", None)
-            case = callspec.params.get(CASE_FIXTURE) if callspec is not None else None
-            if isinstance(case, Case):
+            case = _case_of(item)
+            if case is not None:
                 self._note_collected(case.id)
 
     @pytest.hookimpl(optionalhook=True)
