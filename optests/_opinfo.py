@@ -53,7 +53,17 @@ class OpRef:
 @functools.cache
 def _load(db: str) -> tuple[Any, ...]:
     if db in _BUILTIN_MODULES:
-        return tuple(getattr(importlib.import_module(_BUILTIN_MODULES[db]), db))
+        try:
+            with warnings.catch_warnings():
+                # e.g. deprecations in the packages torch's test utilities import (numba, under
+                # a -W error run): not findings, and they must not stop the sweep
+                warnings.simplefilter("ignore")
+                module = importlib.import_module(_BUILTIN_MODULES[db])
+        except Exception as e:  # e.g. a missing test dependency of torch's: expecttest
+            raise DatabaseError(
+                f"OpInfo database {db!r}: importing {_BUILTIN_MODULES[db]} failed: {type(e).__name__}: {e}"
+            ) from None
+        return tuple(getattr(module, db))
     if ":" not in db:
         raise DatabaseError(f"unknown OpInfo database {db!r}; known: {', '.join(DATABASES)}, or MODULE:ATTRIBUTE")
     try:

@@ -7,6 +7,7 @@ import datetime
 import json
 import os
 import platform
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -89,15 +90,23 @@ def environment(date: str | None = None) -> dict[str, str]:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Sorted keys, indent 2, trailing newline; written to a temp file and renamed into place,
-    so a crash mid-write leaves the old file intact."""
+    so a crash mid-write leaves the old file intact. The file keeps the mode of the one it
+    replaces, or gets the one ``open`` would give (a temp file's own is owner-only)."""
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

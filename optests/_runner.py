@@ -5,7 +5,12 @@ over a pipe. A crash (the child dies) or a hang (no answer before the deadline; 
 killed) is reported for that task, and the next task gets a fresh child. This works the same
 with and without pytest-xdist, needs no worker-restart budget, and stops hangs in C code too.
 Forking per task would cost about 50 ms a sample (measured); a long-lived child costs a pipe
-round trip. POSIX only: without ``os.fork`` tasks run in-process, unprotected.
+round trip.
+
+A process that has initialized CUDA cannot fork a child that uses it (collecting a ``cuda``
+sweep initializes it), so there the child is a fresh interpreter instead, started once and then
+long-lived the same way; it imports what it needs itself. POSIX only: without ``os.fork`` tasks
+run in-process, unprotected.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import pickle
 import select
 import signal
 import struct
+import sys
 import tempfile
 import time
 import traceback
@@ -39,12 +45,26 @@ class Died:
 #: behind (compiled graphs in reference cycles, AOTAutograd caches): measured in a full sweep,
 #: a child grew by about 200 MB a minute, which would exhaust a 24 GB machine within the hour.
 MAX_CHILD_RSS = 2 * 1024**3
+#: How long a fresh interpreter may take to start and prepare, before its first task's clock.
+START_TIMEOUT = 300.0
 
 
 class IsolatedRunner:
-    def __init__(self, work: Callable[[Any], Any], max_rss: int = MAX_CHILD_RSS) -> None:
+    def __init__(
+        self,
+        work: Callable[[Any], Any],
+        max_rss: int = MAX_CHILD_RSS,
+        can_fork: Callable[[], bool] | None = None,
+        prepare: Callable[[], None] | None = None,
+    ) -> None:
+        """``can_fork`` (default :func:`fork_is_safe`) is asked before each child starts. Where it
+        says no, the child is a fresh interpreter: ``work``, ``prepare`` and the tasks must pickle,
+        and ``prepare`` (the imports a forked child would have inherited) runs there before the
+        first task, so that a task's timeout does not count the child's start."""
         self._work = work
         self._max_rss = max_rss
+        self._can_fork = can_fork or fork_is_safe
+        self._prepare = prepare
         self._pid: int | None = None
         self._tasks_w = self._results_r = -1
         self._stderr: Any = None
@@ -58,19 +78,25 @@ class IsolatedRunner:
         come back as a :class:`RuntimeError` carrying the child's traceback."""
         if not self.available():
             return self._work(task)
-        if self._pid is None:
-            self._spawn()
+        started = self._start() if self._pid is None else None
+        if started is not None:
+            return started
         try:
             _send(self._tasks_w, pickle.dumps(task))
         except BrokenPipeError:  # the child died between tasks: start another, once
             self._reap()
-            self._spawn()
+            started = self._start()
+            if started is not None:
+                return started
             _send(self._tasks_w, pickle.dumps(task))
+        return self._answer(timeout, f"no result after {timeout:g} s; the process running the sample was killed")
+
+    def _answer(self, timeout: float, timeout_message: str) -> Any | Died:
         try:
             status, value = pickle.loads(_recv(self._results_r, time.monotonic() + timeout))
         except TimeoutError:
             self._kill()
-            return Died("timeout", f"no result after {timeout:g} s; the process running the sample was killed")
+            return Died("timeout", timeout_message)
         except EOFError:
             return Died("crash", self._describe_death())
         if status == "error":
@@ -98,12 +124,34 @@ class IsolatedRunner:
 
     # -- parent side ------------------------------------------------------------------------------
 
-    def _spawn(self) -> None:
+    def _start(self) -> Died | None:
+        """Start a child; :class:`Died` if a fresh interpreter did not get ready."""
+        if self._can_fork():
+            self._fork()
+            return None
+        self._start_interpreter()
+        ready = self._answer(START_TIMEOUT, f"the sample runner's interpreter did not start within {START_TIMEOUT:g} s")
+        return ready if isinstance(ready, Died) else None
+
+    def _pipes(self) -> tuple[int, int, int, int]:
         tasks_r, tasks_w = os.pipe()
         results_r, results_w = os.pipe()
         if self._stderr is not None:
             self._stderr.close()
         self._stderr = tempfile.TemporaryFile()
+        return tasks_r, tasks_w, results_r, results_w
+
+    def _start_interpreter(self) -> None:
+        tasks_r, tasks_w, results_r, results_w = self._pipes()
+        pid = _start_interpreter(tasks_r, results_w, self._stderr.fileno())
+        os.close(tasks_r)
+        os.close(results_w)
+        self._pid, self._tasks_w, self._results_r = pid, tasks_w, results_r
+        # The child's first message: where to import from, then what to run (it answers "ready").
+        _send(tasks_w, pickle.dumps((sys.path, pickle.dumps((self._work, self._prepare)))))
+
+    def _fork(self) -> None:
+        tasks_r, tasks_w, results_r, results_w = self._pipes()
         with warnings.catch_warnings():
             # Python 3.12+ warns on fork in a multi-threaded process (xdist's IO thread); the
             # child only uses its own pipes and never the parent's threads or locks.
@@ -150,7 +198,53 @@ class IsolatedRunner:
         return what + (f"; its last output:\n{tail}" if tail else "")
 
 
+def fork_is_safe() -> bool:
+    """Whether a forked child of this process can do what the parent can: not once the parent
+    has initialized CUDA (the child would fail with "Cannot re-initialize CUDA in forked
+    subprocess")."""
+    torch = sys.modules.get("torch")
+    return torch is None or not torch.cuda.is_initialized()
+
+
+def _start_interpreter(tasks_r: int, results_w: int, stderr_fd: int) -> int:
+    """Start ``python -m optests._runner`` serving on the given pipe ends; its pid."""
+    for fd in (tasks_r, results_w):
+        os.set_inheritable(fd, True)
+    try:
+        return os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-m", __name__, str(tasks_r), str(results_w)],
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
+            ],
+        )
+    finally:
+        for fd in (tasks_r, results_w):
+            os.set_inheritable(fd, False)
+
+
 # -- child side -----------------------------------------------------------------------------------
+
+
+def _main() -> None:  # pragma: no cover - runs in a child started by _start_interpreter
+    tasks_r, results_w = int(sys.argv[1]), int(sys.argv[2])
+    try:
+        path, pickled = pickle.loads(_recv(tasks_r, None))
+    except EOFError:
+        return
+    sys.path[:] = path  # the parent's: the work and the tasks may live in modules found through it
+    ready: tuple[str, str | None] = ("ok", None)
+    try:
+        work, prepare = pickle.loads(pickled)
+        if prepare is not None:
+            prepare()
+    except BaseException:
+        ready = ("error", traceback.format_exc())
+    _send(results_w, pickle.dumps(ready))
+    if ready[0] == "ok":
+        _serve(work, tasks_r, results_w, 2)
 
 
 def _serve(work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: int) -> None:  # pragma: no cover
@@ -196,3 +290,7 @@ def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
         chunks.append(chunk)
         size -= len(chunk)
     return b"".join(chunks)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _main()

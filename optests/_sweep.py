@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import json
 import re
 import statistics
@@ -204,6 +205,13 @@ def _execute_in_child(case: Case) -> tuple[SampleResult, str]:
     return execute(case)
 
 
+def _prepare_child(dbs: tuple[str, ...]) -> None:
+    """What a runner child started as a fresh interpreter (not forked) loads before its first task."""
+    from . import _check, _opinfo  # noqa: F401  (torch, and AOTAutograd through the check)
+
+    _opinfo.all_ops(dbs)
+
+
 def _case_of(item: pytest.Item) -> Case | None:
     """The sweep case a collected test runs, if it is a sweep test."""
     callspec = getattr(item, "callspec", None)
@@ -286,7 +294,7 @@ class Sweep:
             self._attach(item, case.result(Outcome.SKIPPED, entry.stage, entry.reason, verdict=_registry.Verdict.SKIPPED))
             pytest.skip(f"expected-failures registry: skip ({entry.stage}): {entry.reason}")
         if self._runner is None:
-            self._runner = IsolatedRunner(_execute_in_child)
+            self._runner = IsolatedRunner(_execute_in_child, prepare=functools.partial(_prepare_child, self.settings.dbs))
         start = time.perf_counter()
         try:
             answer = self._runner.run(case, self.settings.timeout)

@@ -52,7 +52,7 @@ def _check(args: argparse.Namespace) -> int:
     import time
 
     start, started = time.perf_counter(), _results.now()
-    from . import _author, _repro, _settings
+    from . import _author, _opinfo, _repro, _settings
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
     try:
@@ -65,7 +65,7 @@ def _check(args: argparse.Namespace) -> int:
         targets = _author.resolve(args.ops)
         if samples is not None and len(targets) > 1:
             raise _author.AuthorError(f"--samples gives the samples of one op, but {len(targets)} ops were named")
-    except (_settings.SettingError, _registry.RegistryError, _author.AuthorError) as e:
+    except (_settings.SettingError, _registry.RegistryError, _author.AuthorError, _opinfo.DatabaseError) as e:
         raise CommandError(str(e)) from None
     imported = time.perf_counter() - start
 
@@ -216,6 +216,10 @@ def _opinfo_func_source(op: Any) -> str:
     )
 
 
+def _results_argument(parser: argparse.ArgumentParser, also: str = "") -> None:
+    parser.add_argument("results", nargs="+", help=f"results files written with --optests-results{also}")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="optests", description="Conformance harness for PyTorch operators under AOTAutograd.")
     p.add_argument("--version", action="version", version=f"optests {__version__}")
@@ -226,7 +230,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Merge results files (from shards or runs with --optests-results) and rewrite the registry from them: "
         "failing samples are recorded by stage, samples that now pass are removed, scopes not in the results are left alone.",
     )
-    a.add_argument("results", nargs="+", help="results files written with --optests-results")
+    _results_argument(a)
     a.add_argument(
         "--registry", type=Path, default=Path(_registry.DEFAULT_PATH), help="registry to rewrite (default: %(default)s)"
     )
@@ -270,7 +274,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Merge results files written by the shards of one run (pytest-split groups, -k splits, one per "
         "mode) into one results file. A sample recorded twice must agree; the shards must share a torch version.",
     )
-    m.add_argument("results", nargs="+", help="results files written with --optests-results")
+    _results_argument(m)
     m.add_argument("--out", type=Path, required=True, help="the merged results file to write")
     m.set_defaults(run=_merge)
     t = sub.add_parser(
@@ -279,7 +283,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Write each sample's check time from results files into pytest-split's durations file, which "
         "balances --splits groups and puts long ops first in every run. Entries for other tests are kept.",
     )
-    t.add_argument("results", nargs="+", help="results files written with --optests-results")
+    _results_argument(t)
     t.add_argument("--out", type=Path, default=Path(".test_durations"), help="the durations file (default: %(default)s)")
     t.set_defaults(run=_durations)
     d = sub.add_parser(
@@ -300,7 +304,7 @@ def _parser() -> argparse.ArgumentParser:
     h = sub.add_parser("history", help="store runs in a history database (SQLite) and read them back")
     hsub = h.add_subparsers(dest="history_command", required=True, metavar="COMMAND")
     hi = hsub.add_parser("ingest", help="add results files to the history (the same run twice is a no-op)")
-    hi.add_argument("results", nargs="+", help="results files written with --optests-results or optests check --json")
+    _results_argument(hi, " or optests check --json")
     hi.add_argument("--date", help="when the run happened (ISO 8601), for results files that do not record it")
     hl = hsub.add_parser("list", help="list the runs in the history, oldest first")
     he = hsub.add_parser("export", help="write one run back out as a results file (e.g. last night's, for optests diff)")

@@ -404,3 +404,21 @@ def test_merge_joins_shards_into_one_run(tmp_path: Path, capsys: pytest.CaptureF
     write(b, NEW[4:], {**ENV, "torch": "2.14.0"})
     code, _, err = _main(capsys, "merge", str(a), str(b), "--out", str(out))
     assert code == 2 and err.startswith("optests merge: error: the results come from different torch versions (")
+
+
+def test_written_files_get_the_usual_mode_or_keep_their_own(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from optests._results import write_json_atomic
+
+    umask = os.umask(0o022)
+    try:
+        new = tmp_path / "new.json"
+        write_json_atomic(new, {})
+        assert stat.S_IMODE(new.stat().st_mode) == 0o644  # as open() would make it, not the temp file's 0600
+        os.chmod(new, 0o640)
+        write_json_atomic(new, {"again": 1})
+        assert stat.S_IMODE(new.stat().st_mode) == 0o640
+    finally:
+        os.umask(umask)

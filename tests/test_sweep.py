@@ -27,8 +27,12 @@ def _records(path: Path) -> list[dict[str, object]]:
     return list(data["samples"])
 
 
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_crash_and_hang_are_recorded_and_the_run_goes_on(sweep: pytest.Pytester, xdist: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("xdist", "fork"), [([], True), (["-n", "2"], True), ([], False)], ids=["serial", "xdist", "fresh-interpreter"]
+)
+def test_crash_and_hang_are_recorded_and_the_run_goes_on(sweep: pytest.Pytester, xdist: list[str], fork: bool) -> None:
+    if not fork:  # as in a cuda sweep, where the runner's children are fresh interpreters
+        sweep.makeconftest("import optests._runner\noptests._runner.fork_is_safe = lambda: False\n")
     result = sweep.runpytest_subprocess(
         *xdist, "--optests-dbs=crashy_ops:ops", "--optests-timeout=3", "--optests-results=results.json", "-p", "no:cacheprovider"
     )
@@ -124,3 +128,67 @@ def test_the_runner_replaces_a_child_that_grew_too_big() -> None:
         assert len({runner.run(i, timeout=30) for i in range(3)}) == 1  # one long-lived child
     finally:
         runner.close()
+
+
+def _pid_and_path(task: str) -> tuple[int, bool]:
+    """Work for a runner's child: its pid, and whether it imports from the parent's sys.path."""
+    import os
+    import sys
+
+    if task == "raise":
+        raise ValueError("the work failed")
+    if task == "abort":
+        os.abort()
+    if task == "hang":
+        import time
+
+        time.sleep(60)
+    return os.getpid(), str(Path(__file__).parent) in sys.path
+
+
+def test_a_runner_that_may_not_fork_starts_a_fresh_long_lived_interpreter() -> None:
+    import os
+
+    from optests._runner import Died, IsolatedRunner
+
+    runner = IsolatedRunner(_pid_and_path, can_fork=lambda: False)
+    try:
+        first = [runner.run("pid", timeout=60) for _ in range(3)]
+        assert len(set(first)) == 1 and first[0][0] != os.getpid()  # one child, not this process
+        assert first[0][1]  # the work was found through the parent's sys.path
+        with pytest.raises(RuntimeError, match="ValueError: the work failed"):
+            runner.run("raise", timeout=60)
+        died = runner.run("abort", timeout=60)
+        assert isinstance(died, Died) and died.kind == "crash" and "SIGABRT" in died.message
+        died = runner.run("hang", timeout=1)
+        assert isinstance(died, Died) and died.kind == "timeout"
+        after = runner.run("pid", timeout=60)
+        assert after[0] not in (first[0][0], os.getpid())  # a new child after each death
+    finally:
+        runner.close()
+
+
+def test_forking_is_refused_once_cuda_is_initialized(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from optests._runner import fork_is_safe
+
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    assert fork_is_safe()
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    assert not fork_is_safe()
+
+
+def test_a_database_that_cannot_be_imported_is_a_one_line_error(sweep: pytest.Pytester) -> None:
+    # torch's test utilities import expecttest; without it, op_db cannot be loaded
+    (sweep.path / "expecttest.py").write_text("raise ImportError('no expecttest here')\n")
+    sweep.makeconftest("")  # the pytester dir first on sys.path (rootdir conftest)
+    result = sweep.runpytest_subprocess("--optests-ops=sin", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --optests-dbs: OpInfo database 'op_db': importing torch.testing._internal.common_methods_invocations "
+            "failed: ImportError: no expecttest here"
+        ]
+    )
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
