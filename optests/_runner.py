@@ -78,16 +78,14 @@ class IsolatedRunner:
         come back as a :class:`RuntimeError` carrying the child's traceback."""
         if not self.available():
             return self._work(task)
-        started = self._start() if self._pid is None else None
-        if started is not None:
-            return started
+        if self._pid is None and (died := self._start()) is not None:
+            return died
         try:
             _send(self._tasks_w, pickle.dumps(task))
         except BrokenPipeError:  # the child died between tasks: start another, once
             self._reap()
-            started = self._start()
-            if started is not None:
-                return started
+            if (died := self._start()) is not None:
+                return died
             _send(self._tasks_w, pickle.dumps(task))
         return self._answer(timeout, f"no result after {timeout:g} s; the process running the sample was killed")
 
@@ -133,7 +131,8 @@ class IsolatedRunner:
         ready = self._answer(START_TIMEOUT, f"the sample runner's interpreter did not start within {START_TIMEOUT:g} s")
         return ready if isinstance(ready, Died) else None
 
-    def _pipes(self) -> tuple[int, int, int, int]:
+    def _open_channels(self) -> tuple[int, int, int, int]:
+        """Pipes for tasks and results, and a fresh file for the next child's stderr."""
         tasks_r, tasks_w = os.pipe()
         results_r, results_w = os.pipe()
         if self._stderr is not None:
@@ -142,8 +141,8 @@ class IsolatedRunner:
         return tasks_r, tasks_w, results_r, results_w
 
     def _start_interpreter(self) -> None:
-        tasks_r, tasks_w, results_r, results_w = self._pipes()
-        pid = _start_interpreter(tasks_r, results_w, self._stderr.fileno())
+        tasks_r, tasks_w, results_r, results_w = self._open_channels()
+        pid = _spawn_interpreter(tasks_r, results_w, self._stderr.fileno())
         os.close(tasks_r)
         os.close(results_w)
         self._pid, self._tasks_w, self._results_r = pid, tasks_w, results_r
@@ -151,7 +150,7 @@ class IsolatedRunner:
         _send(tasks_w, pickle.dumps((sys.path, pickle.dumps((self._work, self._prepare)))))
 
     def _fork(self) -> None:
-        tasks_r, tasks_w, results_r, results_w = self._pipes()
+        tasks_r, tasks_w, results_r, results_w = self._open_channels()
         with warnings.catch_warnings():
             # Python 3.12+ warns on fork in a multi-threaded process (xdist's IO thread); the
             # child only uses its own pipes and never the parent's threads or locks.
@@ -206,7 +205,7 @@ def fork_is_safe() -> bool:
     return torch is None or not torch.cuda.is_initialized()
 
 
-def _start_interpreter(tasks_r: int, results_w: int, stderr_fd: int) -> int:
+def _spawn_interpreter(tasks_r: int, results_w: int, stderr_fd: int) -> int:
     """Start ``python -m optests._runner`` serving on the given pipe ends; its pid."""
     for fd in (tasks_r, results_w):
         os.set_inheritable(fd, True)
@@ -228,7 +227,7 @@ def _start_interpreter(tasks_r: int, results_w: int, stderr_fd: int) -> int:
 # -- child side -----------------------------------------------------------------------------------
 
 
-def _main() -> None:  # pragma: no cover - runs in a child started by _start_interpreter
+def _main() -> None:  # pragma: no cover - runs in a child started by _spawn_interpreter
     tasks_r, results_w = int(sys.argv[1]), int(sys.argv[2])
     try:
         path, pickled = pickle.loads(_recv(tasks_r, None))

@@ -261,7 +261,7 @@ class Sweep:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Long ops first, from the durations file (pytest-split's): xdist hands out tests in
         order, so the last ones to run are short and the workers finish together. An op's
-        samples stay together, in every mode, because the runner caches an op's samples."""
+        samples stay together, in every mode."""
         cases = [_case_of(item) for item in items]
         if not any(cases):  # not a sweep run: leave the (large) durations file unread
             return

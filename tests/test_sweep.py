@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,3 +193,25 @@ def test_a_database_that_cannot_be_imported_is_a_one_line_error(sweep: pytest.Py
         ]
     )
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    checked = sweep.run(sys.executable, "-m", "optests.cli", "check", "sin")  # the same for optests check
+    assert checked.ret == 2
+    assert checked.errlines == [
+        "optests check: error: OpInfo database 'op_db': importing torch.testing._internal.common_methods_invocations "
+        "failed: ImportError: no expecttest here"
+    ]
+
+
+def test_warnings_while_importing_a_database_do_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # as numba's DeprecationWarning did, imported by torch's test utilities under filterwarnings=error
+    import warnings
+
+    from optests import _opinfo
+
+    (tmp_path / "warny_db_module.py").write_text(
+        "import warnings\nwarnings.warn('old', DeprecationWarning)\nwarny_db = ['not-checked-here']\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(_opinfo._BUILTIN_MODULES, "warny_db", "warny_db_module")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _opinfo._load("warny_db") == ("not-checked-here",)
