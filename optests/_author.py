@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -14,11 +15,14 @@ from typing import Any
 
 import torch
 
-from . import _opinfo, _registry
-from ._check import assert_close_equal_nan, run_check
-from ._findings import CheckResult
+from . import _opinfo, _registry, _runner
+from ._check import assert_close_equal_nan, run_check, tolerant
+from ._findings import CheckResult, Outcome, Stage
 from ._results import SampleResult
 from ._settings import MODES
+
+#: Seconds one check may take, as in the sweep (``--optests-timeout``'s default).
+DEFAULT_TIMEOUT = 300.0
 
 Sample = tuple[list[Any], dict[str, Any]]
 
@@ -160,7 +164,13 @@ def check_target(
     modes: Sequence[str] = ("static", "dynamic"),
     dtypes: Sequence[str] = ("float32",),
     device: str = "cpu",
+    timeout: float = DEFAULT_TIMEOUT,
+    isolated: bool = True,
 ) -> list[SampleCheck]:
+    """Check every sample in every mode. With ``isolated`` (POSIX), the checks run in a forked
+    child, as in the sweep: a sample that kills it is a ``crash`` finding, one that runs past
+    ``timeout`` seconds a ``timeout`` finding, and the next sample gets a fresh child. Where a
+    child cannot be forked (CUDA is initialized), the checks run in this process."""
     for mode in modes:
         if mode not in MODES:
             raise AuthorError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
@@ -175,7 +185,8 @@ def check_target(
                 raise AuthorError(f"unknown dtype {dtype_name!r}")
             if not target.opinfo.supports_dtype(dtype, device):
                 continue
-            for sc in _opinfo.samples_of(target.opinfo, device, dtype):
+            redrawn = _redrawn(target.opinfo, device, dtype)
+            for i, sc in enumerate(_opinfo.samples_of(target.opinfo, device, dtype)):
                 plans.append(
                     (
                         dtype_name,
@@ -184,31 +195,106 @@ def check_target(
                             "check_gradients": sc.check_gradients,
                             "try_check_data_specialization": True,
                             "skip_correctness_check": sc.skip_correctness_check,
+                            "randomized_sample": (redrawn[i].args, redrawn[i].kwargs) if i < len(redrawn) else None,
                         },
                     )
                 )
     else:
         raise AuthorError(f"{target.name} has no OpInfo: give its samples (--samples MODULE:FUNC, or samples=...)")
-    out: list[SampleCheck] = []
+    numbered: list[tuple[str, int, Sample, dict[str, Any]]] = []
     counters: dict[str, int] = {}
-    for position, (dtype_name, (args, kwargs), options) in enumerate(plans):
+    for position, (dtype_name, sample, options) in enumerate(plans):
         # given samples are numbered by position; an OpInfo's, within each dtype (as in the sweep)
         index = position if samples is not None else counters.get(dtype_name, 0)
         counters[dtype_name] = index + 1
-        for mode in modes:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                result = run_check(
-                    target.func, args, kwargs, mode.startswith("dynamic"), disable_functionalization=mode.endswith("-nofunc"),
-                    assert_equals_fn=assert_close_equal_nan,
-                    context=f"{target.name} {mode} {dtype_name} {device} sample {index}", **options,
-                )  # fmt: skip
-            out.append(
-                SampleCheck(
-                    target.name, mode, dtype_name, device, index, result, (list(args), dict(kwargs)), options["check_gradients"]
+        numbered.append((dtype_name, index, sample, options))
+
+    def work(task: tuple[int, str]) -> CheckResult:
+        dtype_name, index, (args, kwargs), options = numbered[task[0]]
+        mode = task[1]
+        if target.opinfo is not None:  # the OpInfo's own skips and tolerances, as in the sweep
+            dtype = getattr(torch, dtype_name)
+            deco = _opinfo.decorations(target.opinfo, mode.startswith("dynamic"), device, dtype)
+            if deco.skip:
+                return CheckResult(
+                    Outcome.SKIPPED, message=f"the OpInfo's decorations skip {_opinfo.TEST_CLASS} here: {deco.skip}"
                 )
-            )
+            if deco.tolerance:
+                options = {**options, "assert_equals_fn": tolerant(dtype, deco.atol, deco.rtol)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = run_check(
+                target.func, args, kwargs, mode.startswith("dynamic"), disable_functionalization=mode.endswith("-nofunc"),
+                context=f"{target.name} {mode} {dtype_name} {device} sample {index}",
+                **{"assert_equals_fn": assert_close_equal_nan, **options},
+            )  # fmt: skip
+        return _portable(result)
+
+    runner = _runner.IsolatedRunner(_one_thread(work)) if isolated and _runner.fork_is_safe() else None
+    out: list[SampleCheck] = []
+    try:
+        for position, (dtype_name, index, (args, kwargs), options) in enumerate(numbered):
+            for mode in modes:
+                start = time.perf_counter()
+                result = work((position, mode)) if runner is None else runner.run((position, mode), timeout)
+                if isinstance(result, _runner.Died):
+                    first = result.message.splitlines()[0]
+                    stage = Stage.CRASH if result.kind == "crash" else Stage.TIMEOUT
+                    message = f"{first} [{target.name} {mode} {dtype_name} {device} sample {index}]"
+                    result = CheckResult(
+                        Outcome.FAILED, stage, message, detail=result.message, duration=time.perf_counter() - start
+                    )
+                out.append(
+                    SampleCheck(
+                        target.name,
+                        mode,
+                        dtype_name,
+                        device,
+                        index,
+                        result,
+                        (list(args), dict(kwargs)),
+                        options["check_gradients"],
+                    )
+                )
+    finally:
+        if runner is not None:
+            runner.close()
     return out
+
+
+def _redrawn(op: Any, device: str, dtype: torch.dtype) -> list[_opinfo.SampleCall]:
+    """The OpInfo's samples drawn again for the randomized rerun (none if that fails)."""
+    try:
+        return list(_opinfo.samples_of(op, device, dtype, redraw=True))
+    except Exception:
+        return []
+
+
+def _one_thread(work: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``work`` with one intra-op thread, as in the sweep's runner child: the verdict must not
+    depend on the thread count (reductions split across threads round differently)."""
+
+    def run(task: Any) -> Any:
+        if torch.get_num_threads() != 1:
+            torch.set_num_threads(1)
+        return work(task)
+
+    return run
+
+
+def _portable(result: CheckResult) -> CheckResult:
+    """``result`` as it can cross from the runner's child: a finding's inputs detached (autograd
+    does not cross processes), keeping ``requires_grad``."""
+    error = result.error
+    if error is not None and error.inputs is not None:
+
+        def detach(x: Any) -> Any:
+            if isinstance(x, torch.Tensor):
+                return x.detach().requires_grad_(x.requires_grad) if x.requires_grad else x.detach()
+            return x
+
+        error.inputs = torch.utils._pytree.tree_map(detach, error.inputs)
+    return result
 
 
 def _target(op: Any) -> Target:

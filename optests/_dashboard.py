@@ -13,13 +13,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import _diff
+from ._files import write_json_atomic
 from ._history import History, Run
-from ._results import write_json_atomic
+from ._results import describe_os_error
 
 MODE_ORDER = ("static", "dynamic", "static-nofunc", "dynamic-nofunc")
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 #: Samples listed one by one per change kind; the rest are in changes.json beside the page.
 MAX_LISTED = 2000
+
+
+class DashboardError(ValueError):
+    """The dashboard cannot be built (no runs yet) or written; the message names the path."""
 
 
 def _esc(text: object) -> str:
@@ -226,9 +231,11 @@ _JS = """
 
 def build(history: History, out: Path) -> Path:
     """Write ``index.html`` (and ``changes.json``, every change since the previous run) into ``out``."""
+    if out.exists() and not out.is_dir():
+        raise DashboardError(f"{out}: not a directory (the dashboard is a folder: index.html and changes.json)")
     runs = history.runs()
     if not runs:
-        raise ValueError(f"{history.path}: the history holds no runs yet; ingest one with optests history ingest")
+        raise DashboardError(f"{history.path}: the history holds no runs yet; ingest one with optests history ingest")
     counts = history.counts()
     latest = runs[-1]
     previous = runs[-2] if len(runs) > 1 else None
@@ -273,11 +280,15 @@ def build(history: History, out: Path) -> Path:
         f"<h2>Runs</h2>{_runs_table(runs, counts, modes)}"
         f"<script>{_JS}</script></body></html>\n"
     )
-    out.mkdir(parents=True, exist_ok=True)
     index = out / "index.html"
-    index.write_text(page, encoding="utf-8")
     changes = _diff.to_json(d) if d is not None else {"summary": {}, "changes": []}
     changes["old_run"] = previous.id if previous is not None else None
     changes["new_run"] = latest.id
-    write_json_atomic(out / "changes.json", changes)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        index.write_text(page, encoding="utf-8")
+        write_json_atomic(out / "changes.json", changes)
+    except OSError as e:
+        where = Path(e.filename) if isinstance(e.filename, str) else out
+        raise DashboardError(f"{where}: {describe_os_error(where, e, writing=True)}") from None
     return index

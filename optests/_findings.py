@@ -73,6 +73,10 @@ class Finding(AssertionError):
         self.inputs: tuple[tuple[object, ...], dict[str, object]] | None = None
         super().__init__(self.summary)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # so that a finding crosses processes (the runner's child) with its fields intact
+        return (type(self), (self.what, self.actual, self.expected, self.context, self.detail, self.repro), self.__dict__)
+
     def __str__(self) -> str:
         parts = [f"[{self.stage}] {self.summary}"]
         if self.detail:
@@ -162,6 +166,8 @@ class CheckResult:
     duration: float = 0.0
     #: The finding itself, for callers that want to raise it.
     error: Finding | None = dataclasses.field(default=None, compare=False, repr=False)
+    #: What the check noted on a pass, e.g. a difference put down to float32 rounding.
+    notes: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:

@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import errno
+import fcntl
 import hashlib
 import json
+import os
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from ._findings import Outcome, Stage
-from ._results import SampleResult, now
+from ._results import SampleResult, describe_os_error, now
 
 APPLICATION = "optests-history"
+#: Seconds a writer waits for another (the lock file, then SQLite's busy timeout) before giving up.
+BUSY_TIMEOUT = 60.0
 
 #: One entry per schema version; entry i takes a database from version i to i + 1.
 MIGRATIONS: list[str] = [
@@ -93,22 +99,79 @@ def fingerprint(env: Mapping[str, str], records: Sequence[SampleResult]) -> str:
     return h.hexdigest()
 
 
+def _busy(path: Path) -> HistoryError:
+    return HistoryError(f"{path}: the database is busy (another optests is writing it); try again")
+
+
 class History:
-    """One open history database. ``create=False`` refuses a path with no database."""
+    """One open history database. ``create=False`` refuses a path with no database.
+
+    Writers (``create=True``: ``optests history ingest``) hold an exclusive ``flock`` on
+    ``PATH.lock`` beside the database from opening (and creating, and migrating) it until they
+    close it, so two ingests into one new database do not race. Readers take no lock (and
+    create no file): a reader that finds the database empty or behind migrates it in one
+    ``BEGIN IMMEDIATE`` transaction, looking again once it holds SQLite's write lock."""
 
     def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
+        self._lock: int | None = None
+        if path.is_dir():
+            raise HistoryError(f"{path}: is a directory, not a history database")
         if not create and not path.is_file():
+            if path.parent.exists() and not path.parent.is_dir():
+                raise HistoryError(f"{path}: cannot read: {path.parent} is not a directory")
             raise HistoryError(f"{path}: no such history database (create one with: optests history ingest RESULTS --db {path})")
+        if path.exists():
+            try:
+                path.open("rb").close()  # SQLite would only say "unable to open database file"
+            except OSError as e:
+                raise HistoryError(f"{path}: {describe_os_error(path, e)}") from None
+        self._lock = self._acquire_lock() if create else None
         try:
-            self._db = sqlite3.connect(path, timeout=60, isolation_level=None)  # transactions are explicit
-        except sqlite3.Error as e:
-            raise HistoryError(f"{path}: cannot open: {e}") from None
-        with self._errors():
-            self._migrate()
+            try:
+                self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)  # transactions are explicit
+            except sqlite3.Error as e:
+                raise HistoryError(f"{path}: cannot open: {e}") from None
+            try:
+                with self._errors():
+                    self._migrate()
+            except BaseException:
+                self._db.close()
+                raise
+        except BaseException:
+            self._release_lock()
+            raise
+
+    def _acquire_lock(self) -> int | None:
+        """The writers' lock, ``PATH.lock`` (created if need be), waited for up to BUSY_TIMEOUT;
+        None on a file system without ``flock``, where SQLite's own locking has to do."""
+        lock = self.path.with_name(self.path.name + ".lock")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError as e:
+            raise HistoryError(f"{self.path}: {describe_os_error(lock, e, writing=True)}") from None
+        deadline = time.monotonic() + BUSY_TIMEOUT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    return None
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise _busy(self.path) from None
+            time.sleep(0.05)
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)  # closing the descriptor releases the flock
+            self._lock = None
 
     def close(self) -> None:
         self._db.close()
+        self._release_lock()
 
     def __enter__(self) -> History:
         return self
@@ -118,8 +181,19 @@ class History:
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
+        """SQLite's errors as one line that names the culprit: another writer, the file system,
+        or the database itself."""
         try:
             yield
+        except sqlite3.OperationalError as e:
+            name = getattr(e, "sqlite_errorname", "")
+            if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(e):
+                raise _busy(self.path) from None
+            if name.startswith("SQLITE_READONLY"):
+                raise HistoryError(f"{self.path}: cannot write: {e}") from None
+            if name.startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_PERM")):
+                raise HistoryError(f"{self.path}: cannot open or write: {e}") from None
+            raise HistoryError(f"{self.path}: not a usable optests history database ({e})") from None
         except sqlite3.DatabaseError as e:
             raise HistoryError(f"{self.path}: not a usable optests history database ({e})") from None
 
@@ -135,26 +209,38 @@ class History:
             raise
         cur.execute("COMMIT")
 
-    def _migrate(self) -> None:
+    def _version(self) -> int | None:
+        """The schema version the database records; None for an empty database."""
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not tables:
-            with self._transaction() as cur:
-                cur.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                cur.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION), ("schema_version", "0")])
-        elif "meta" not in tables:
+            return None
+        if "meta" not in tables:
             raise HistoryError(f"{self.path}: not an optests history database (its tables: {', '.join(sorted(tables))})")
         meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("application") != APPLICATION:
             raise HistoryError(f"{self.path}: not an optests history database (application {meta.get('application')!r})")
-        version = int(meta.get("schema_version", "-1"))
+        try:
+            version = int(meta.get("schema_version", "-1"))
+        except ValueError:
+            version = -1
         if version > len(MIGRATIONS):
             raise HistoryError(
                 f"{self.path}: schema version {version} is newer than this optests knows ({len(MIGRATIONS)}); upgrade optests"
             )
         if version < 0:
             raise HistoryError(f"{self.path}: no schema version recorded; the database is damaged")
-        for i in range(version, len(MIGRATIONS)):
-            with self._transaction() as cur:
+        return version
+
+    def _migrate(self) -> None:
+        if self._version() == len(MIGRATIONS):
+            return
+        with self._transaction() as cur:  # one writer at a time: look again, then create or migrate
+            version = self._version()
+            if version is None:
+                cur.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                cur.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION), ("schema_version", "0")])
+                version = 0
+            for i in range(version, len(MIGRATIONS)):
                 for statement in MIGRATIONS[i].split(";"):
                     if statement.strip():
                         cur.execute(statement)
@@ -181,6 +267,10 @@ class History:
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=datetime.timezone.utc)
         date = parsed.astimezone(datetime.timezone.utc).isoformat(timespec="seconds")
+        ids = Counter(r.id for r in records)
+        twice = sorted(i for i, n in ids.items() if n > 1)
+        if twice:
+            raise HistoryError(f"{source}: id {twice[0]!r} is recorded twice; a run holds one record per sample")
         key = fingerprint(env, records)
         with self._errors():
             row = self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE fingerprint = ?", (key,)).fetchone()

@@ -34,6 +34,15 @@ _BUILTIN_MODULES = {
 
 #: Seed set before every ``sample_inputs`` call so samples are identical on every worker and run.
 SAMPLE_SEED = 0
+#: The seed the samples are drawn again under, for the check's randomized rerun: data from the
+#: op's own generator keeps its preconditions (positive definite, in the domain, ...), where
+#: uniform noise makes ill-conditioned inputs whose verdicts rounding can flip.
+RANDOMIZED_SAMPLE_SEED = 1
+
+#: The in-tree test whose ``DecorateInfo`` decorations (and an OpInfo's plain decorators, which
+#: PyTorch's test framework applies to every test) the sweep honours, by mode.
+TEST_CLASS = "TestEagerFusionOpInfo"
+TEST_NAMES = {False: "test_aot_autograd_exhaustive", True: "test_aot_autograd_symbolic_exhaustive"}
 
 
 @dataclass(frozen=True)
@@ -128,21 +137,86 @@ def applicable(ref: OpRef, device: str, dtype: torch.dtype) -> bool:
     return bool(opinfo(ref).supports_dtype(dtype, device))
 
 
-def samples(ref: OpRef, device: str, dtype: torch.dtype) -> Iterator[SampleCall]:
+def samples(ref: OpRef, device: str, dtype: torch.dtype, redraw: bool = False) -> Iterator[SampleCall]:
     """The op's samples in order, generated under a fixed seed (same values everywhere)."""
-    return samples_of(opinfo(ref), device, dtype)
+    return samples_of(opinfo(ref), device, dtype, redraw)
 
 
-def samples_of(op: Any, device: str, dtype: torch.dtype) -> Iterator[SampleCall]:
-    """Samples of any OpInfo object (also one outside the databases)."""
+def samples_of(op: Any, device: str, dtype: torch.dtype, redraw: bool = False) -> Iterator[SampleCall]:
+    """Samples of any OpInfo object (also one outside the databases). ``redraw``: the same
+    samples with other random values, drawn in one stream from ``RANDOMIZED_SAMPLE_SEED``
+    (torch's sample iterator otherwise reseeds itself before each sample, with a seed of its own)."""
     grad = bool(op.supports_autograd)
     skip_correctness = bool(getattr(op, "skip_correctness_check_compile_vs_eager", False))
+    extra = {"set_seed": False} if redraw else {}
     with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. "sparse CSR support is in beta": not ours to report
-        torch.manual_seed(SAMPLE_SEED)
-        generated = _on_shallow_stack(lambda: list(op.sample_inputs(device, dtype, requires_grad=grad)))
+        torch.manual_seed(RANDOMIZED_SAMPLE_SEED if redraw else SAMPLE_SEED)
+        generated = _on_shallow_stack(lambda: list(op.sample_inputs(device, dtype, requires_grad=grad, **extra)))
     for s in generated:
         yield SampleCall(op.op, [s.input, *s.args], dict(s.kwargs), grad, skip_correctness)
+
+
+@dataclass(frozen=True)
+class Decorations:
+    """What an OpInfo's decorations ask of the in-tree test the sweep stands for."""
+
+    #: Why the test is skipped (``unittest.skip``); empty: it runs.
+    skip: str = ""
+    #: Tolerances raised by ``toleranceOverride`` or ``precisionOverride`` (None: the defaults).
+    atol: float | None = None
+    rtol: float | None = None
+
+    @property
+    def tolerance(self) -> str:
+        """How the results record the override, e.g. ``toleranceOverride(atol=0.005, rtol=0.0001)``."""
+        if self.atol is None and self.rtol is None:
+            return ""
+        return f"OpInfo toleranceOverride(atol={self.atol or 0:g}, rtol={self.rtol or 0:g})"
+
+
+def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Decorations:
+    """The skips and tolerance overrides an OpInfo declares for ``TestEagerFusionOpInfo``'s test
+    of this mode (or for every test), on this device and dtype, matched as PyTorch's test
+    framework matches them (``DecorateInfo.is_active``). Other decorators (``skipCPUIfNoLapack``,
+    ``slowTest``, ...) decide at run time inside a test class, and are not honoured."""
+    from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
+    from torch.testing._internal.opinfo.core import DecorateInfo
+
+    active: list[Any] = []
+    for d in getattr(op, "decorators", ()) or ():
+        if not isinstance(d, DecorateInfo):
+            active.append(d)  # a plain decorator applies to every test of the op
+            continue
+        try:
+            if d.is_active(TEST_CLASS, TEST_NAMES[dynamic], device, dtype, {"dtype": dtype}):  # type: ignore[no-untyped-call]
+                active.extend(d.decorators)
+        except Exception:  # an active_if that cannot judge these arguments
+            continue
+    skip, atol, rtol, tolerance_set = "", None, None, False
+    for dec in active:
+        if isinstance(dec, toleranceOverride) and dtype in dec.d:
+            atol, rtol, tolerance_set = float(dec.d[dtype].atol), float(dec.d[dtype].rtol), True
+        elif isinstance(dec, precisionOverride) and dtype in dec.d and not tolerance_set:
+            atol = float(dec.d[dtype])  # the framework raises atol only; toleranceOverride wins
+        elif not skip:
+            skip = _skip_reason(dec)
+    return Decorations(skip, atol, rtol)
+
+
+def _skip_reason(decorator: Any) -> str:
+    """The reason of a ``unittest.skip``-style decorator ("" for any other decorator)."""
+
+    def probe() -> None:  # pragma: no cover - never called
+        pass
+
+    try:
+        decorated = decorator(probe)
+    except Exception:
+        return ""
+    if getattr(decorated, "__unittest_skip__", False):
+        return str(getattr(decorated, "__unittest_skip_why__", "") or "skipped")
+    return ""
 
 
 def _on_shallow_stack(fn: Callable[[], _T]) -> _T:
@@ -167,17 +241,22 @@ def _on_shallow_stack(fn: Callable[[], _T]) -> _T:
 
 
 def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int) -> str:
-    """Script lines that rebuild sample ``index`` of ``ref`` by name (defines func, args, kwargs)."""
+    """Script lines that rebuild sample ``index`` of ``ref`` by name (defines func, args, kwargs,
+    and randomized_sample: the same sample drawn under the randomized rerun's seed)."""
     module, _, attr = ref.db.partition(":")
     if not attr:
         module, attr = _BUILTIN_MODULES[ref.db], ref.db
+    draw = f"list(op.sample_inputs({device!r}, {dtype}, requires_grad=op.supports_autograd{{}}))[{index}]"
     return "\n".join(
         [
             f"from {module} import {attr}",
             f"op = list({attr})[{ref.index}]  # {ref.id}",
             f"torch.manual_seed({SAMPLE_SEED})",
-            f"sample = list(op.sample_inputs({device!r}, {dtype}, requires_grad=op.supports_autograd))[{index}]",
+            f"sample = {draw.format('')}",
             "func, args, kwargs = op.op, [sample.input, *sample.args], sample.kwargs",
+            f"torch.manual_seed({RANDOMIZED_SAMPLE_SEED})",
+            f"other = {draw.format(', set_seed=False')}",
+            "randomized_sample = ([other.input, *other.args], other.kwargs)",
         ]
     )
 
@@ -189,3 +268,10 @@ def cached_samples(ref: OpRef, device: str, dtype: torch.dtype) -> tuple[SampleC
     rather than making each op's samples again (every op's float32 CPU samples: about 210 MiB,
     8 s to make, measured)."""
     return tuple(samples(ref, device, dtype))
+
+
+@functools.lru_cache(maxsize=4)
+def randomized_samples(ref: OpRef, device: str, dtype: torch.dtype) -> tuple[SampleCall, ...]:
+    """The op's samples drawn again under ``RANDOMIZED_SAMPLE_SEED``, for the randomized rerun
+    (kept for the few ops the runner child is working on: it runs an op's samples together)."""
+    return tuple(samples(ref, device, dtype, redraw=True))

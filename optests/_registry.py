@@ -19,8 +19,9 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ._files import locked, write_json_atomic
 from ._findings import Outcome, Stage
-from ._results import SampleResult, write_json_atomic
+from ._results import SampleResult, describe_os_error
 from ._settings import DEVICES, DTYPES, MODES
 
 SCHEMA_VERSION = 1
@@ -236,11 +237,11 @@ def _check_consistency(entries: Sequence[Entry], path: str) -> None:
 def load(path: Path) -> list[Entry]:
     """The entries of the registry at ``path`` (none if the file does not exist)."""
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return []
-    except OSError as e:
-        raise RegistryError(f"{path}: cannot read: {e.strerror}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise RegistryError(f"{path}: {describe_os_error(path, e)}") from None
     return parse(text, str(path))
 
 
@@ -250,7 +251,28 @@ def _sort_key(e: Entry) -> tuple[str, ...]:
 
 def dump(path: Path, entries: Iterable[Entry]) -> None:
     """Write atomically: a crash mid-write leaves the old file intact."""
-    write_json_atomic(path, {"schema_version": SCHEMA_VERSION, "entries": [e.to_json() for e in sorted(entries, key=_sort_key)]})
+    data = {"schema_version": SCHEMA_VERSION, "entries": [e.to_json() for e in sorted(entries, key=_sort_key)]}
+    try:
+        write_json_atomic(path, data)
+    except OSError as e:
+        raise RegistryError(f"{path}: {describe_os_error(path, e, writing=True)}") from None
+
+
+def accept_into(
+    path: Path,
+    records: Iterable[SampleResult],
+    torch_version: str,
+    stale_of: Callable[[Sequence[Entry]], Iterable[Entry]] = lambda entries: (),
+) -> tuple[list[Entry], list[Entry]]:
+    """Rewrite the registry at ``path`` from ``records`` (see :func:`accept`), dropping the
+    entries ``stale_of`` names. Read, accept and write happen under the registry's lock, so
+    concurrent accepts into one file each land. Returns the entries before and after."""
+    with locked(path):
+        entries = load(path)
+        stale_entries = set(stale_of(entries))
+        new = [e for e in accept(entries, records, torch_version) if e not in stale_entries]
+        dump(path, new)
+    return entries, new
 
 
 # -- judging --------------------------------------------------------------------------------------
@@ -351,11 +373,13 @@ def reason_from(message: str) -> str:
 def accept(entries: Sequence[Entry], records: Iterable[SampleResult], torch_version: str) -> list[Entry]:
     """The registry rewritten from what ran: for each scope with run samples, the failing ones
     are listed by stage (existing reasons, issues and torch ranges kept), passing ones dropped;
-    samples not run, skip entries, scopes not run and entries for other torch versions stay."""
+    samples not run, skip entries, scopes not run and entries for other torch versions stay.
+    A skipped sample drops out of ``xfail`` entries."""
     ran: dict[Scope, dict[int, Stage | None]] = defaultdict(dict)
     messages: dict[tuple[Scope, Stage], str] = {}
     for r in sorted(records, key=lambda r: r.id):
-        if r.sample is None or r.outcome not in (Outcome.PASSED, Outcome.FAILED):
+        # a skipped sample (a registry skip, or the OpInfo's own) has no failure to expect
+        if r.sample is None or r.outcome not in (Outcome.PASSED, Outcome.FAILED, Outcome.SKIPPED):
             continue
         stage = r.stage if r.outcome is Outcome.FAILED else None
         if r.outcome is Outcome.FAILED and stage is None:

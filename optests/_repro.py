@@ -20,6 +20,8 @@ _DEFAULTS: dict[str, object] = {
     "check_metadata": True,
     "check_mutations": True,
     "randomize_without_gradients": True,
+    "float64_reference": True,
+    "randomized_sample": False,
 }
 
 
@@ -142,13 +144,19 @@ def render(
     options: Mapping[str, object],
     *,
     setup: str | None = None,
+    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None = None,
 ) -> str:
-    """A script that reruns the check. ``setup`` (defining func, args, kwargs) overrides the
-    rendering from values, e.g. to rebuild an OpInfo sample by name."""
+    """A script that reruns the check. ``setup`` (defining func, args, kwargs, and
+    ``randomized_sample`` when one is given) overrides the rendering from values, e.g. to
+    rebuild an OpInfo sample by name."""
     body = setup if setup is not None else setup_source(func, args, kwargs)
+    if setup is None and randomized_sample is not None:
+        body += f"\nrandomized_sample = ({value_source(list(randomized_sample[0]))}, {value_source(dict(randomized_sample[1]))})"
     opts = [f"dynamic={options['dynamic']!r}"] + [
-        f"{k}={v!r}" for k, v in options.items() if k in _DEFAULTS and _DEFAULTS[k] != v
+        f"{k}={v!r}" for k, v in options.items() if k in _DEFAULTS and _DEFAULTS[k] != v and k != "randomized_sample"
     ]
+    if options.get("randomized_sample"):
+        opts.append("randomized_sample=randomized_sample")
     return "\n".join(
         [
             "import torch",

@@ -5,17 +5,19 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-import os
+import math
 import platform
-import stat
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ._files import WriteError, write_json_atomic
 from ._findings import Outcome, Stage
+from ._settings import DEVICES, DTYPES, MODES
 
-SCHEMA_VERSION = 1
+#: 2 added ``tolerance`` to records and ``complete`` to the file; files of version 1 still read.
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 KIND = "optests-results"
 #: A results file being written: JSON lines, a header then one record a line (see Journal).
 JOURNAL_KIND = "optests-results-journal"
@@ -41,6 +43,9 @@ class SampleResult:
     duration: float = 0.0
     #: How the expected-failures registry judged it (``xfailed``, ``unexpected_failure``, ...).
     verdict: str = ""
+    #: Tolerances beyond ``assert_close``'s defaults that judged it: the OpInfo's own
+    #: ``toleranceOverride``, or differences put down to float32 rounding (see the check).
+    tolerance: str = ""
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -51,18 +56,47 @@ class SampleResult:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> SampleResult:
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - fields
+        """A record as ``to_json`` writes it, every field checked: a ``ValueError`` names the
+        field and its value (``sample=-1, but expected null or an integer >= 0``)."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a record must be a JSON object, got {type(d).__name__}")
+        fields = dataclasses.fields(cls)
+        unknown = set(d) - {f.name for f in fields}
         if unknown:
             raise ValueError(f"unknown fields {sorted(unknown)}")
+        for f in fields:
+            if f.name not in d:
+                if f.default is dataclasses.MISSING:
+                    raise ValueError(f"missing field {f.name!r}")
+            elif f.type == "str" and not isinstance(d[f.name], str):
+                raise ValueError(_bad(f.name, d[f.name], "a string"))
+        for name, valid in (("mode", MODES), ("dtype", DTYPES), ("device", DEVICES)):
+            if d[name] not in valid:
+                raise ValueError(_bad(name, d[name], f"one of {', '.join(valid)}"))
+        sample = d["sample"]
+        if sample is not None and (type(sample) is not int or sample < 0):
+            raise ValueError(_bad("sample", sample, "null or an integer >= 0"))
+        duration = d.get("duration", 0.0)
+        if type(duration) not in (int, float) or not math.isfinite(duration) or duration < 0:
+            raise ValueError(_bad("duration", duration, "a finite number of seconds >= 0"))
+        outcomes, stages = tuple(o.value for o in Outcome), tuple(s.value for s in Stage)
+        if d["outcome"] not in outcomes:
+            raise ValueError(_bad("outcome", d["outcome"], f"one of {', '.join(outcomes)}"))
+        stage = d.get("stage")
+        if stage is not None and stage not in stages:  # None: no stage, or an internal error of optests
+            raise ValueError(_bad("stage", stage, f"null or one of {', '.join(stages)}"))
         values = dict(d)
-        values["outcome"] = Outcome(values["outcome"])
-        values["stage"] = Stage(values["stage"]) if values.get("stage") else None
+        values["outcome"] = Outcome(d["outcome"])
+        values["stage"] = Stage(stage) if stage is not None else None
         return cls(**values)
 
     @property
     def op_id(self) -> str:
         return f"{self.op}.{self.variant}" if self.variant else self.op
+
+
+def _bad(name: str, value: object, expected: str) -> str:
+    return f"{name}={value!r}, but expected {expected}"
 
 
 def now() -> str:
@@ -88,41 +122,60 @@ def environment(date: str | None = None) -> dict[str, str]:
     }
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Sorted keys, indent 2, trailing newline; written to a temp file and renamed into place,
-    so a crash mid-write leaves the old file intact. The file keeps the mode of the one it
-    replaces, or gets the one ``open`` would give (a temp file's own is owner-only)."""
-    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def write(path: Path, results: Iterable[SampleResult], env: Mapping[str, str]) -> None:
+def write(path: Path, results: Iterable[SampleResult], env: Mapping[str, str], complete: bool = True) -> None:
+    """``complete=False`` marks the results of a run that did not check all it collected
+    (interrupted, stopped by ``-x``, or merged from a killed run's journal)."""
     records = sorted(results, key=lambda r: r.id)
-    write_json_atomic(
-        path,
-        {"schema_version": SCHEMA_VERSION, "kind": KIND, "environment": dict(env), "samples": [r.to_json() for r in records]},
-    )
+    try:
+        write_json_atomic(
+            path,
+            {
+                "schema_version": SCHEMA_VERSION,
+                "kind": KIND,
+                "complete": complete,
+                "environment": dict(env),
+                "samples": [r.to_json() for r in records],
+            },
+        )
+    except OSError as e:
+        raise ResultsError(f"{path}: {describe_os_error(path, e, writing=True)}") from None
 
 
 class ResultsError(ValueError):
-    """A results file that cannot be read; the message names the file and what is wrong."""
+    """A results file that cannot be read or written; the message names the file and what is wrong."""
+
+
+def describe_os_error(path: Path, e: OSError | UnicodeDecodeError, *, writing: bool = False) -> str:
+    """What is wrong with ``path``, from the error reading (UTF-8 text) or writing it, for a
+    one-line message: ``is a directory, not a file``, ``cannot write: out is not a directory``."""
+    if isinstance(e, WriteError):
+        return e.reason
+    if isinstance(e, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})"
+    for parent in path.parents:  # out/x.json where out is a file: "File exists" or "Not a directory"
+        if parent.exists():
+            if not parent.is_dir():
+                return f"cannot {'write' if writing else 'read'}: {parent} is not a directory"
+            break
+    if isinstance(e, IsADirectoryError) or path.is_dir():
+        return "is a directory, not a file"
+    if isinstance(e, FileNotFoundError) and not writing:
+        return "no such file"
+    return f"cannot {'write' if writing else 'read'}: {e.strerror or e}"
+
+
+class _NonFinite(ValueError):
+    """NaN or Infinity in a JSON file: Python's ``json`` reads them, but they are not JSON."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NonFinite(f"{name} is not valid JSON (optests never writes NaN or Infinity)")
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` refusing NaN and Infinity, which it accepts by default: a
+    ``json.JSONDecodeError`` or a ``ValueError`` naming the constant."""
+    return json.loads(text, parse_constant=_no_constant)
 
 
 class Journal:
@@ -134,10 +187,12 @@ class Journal:
         self.path = results.with_name(results.name + ".partial")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.path.open("w")
-        self._file.write(json.dumps({"kind": JOURNAL_KIND, "schema_version": SCHEMA_VERSION, "environment": dict(env)}) + "\n")
+        self._file.write(
+            json.dumps({"kind": JOURNAL_KIND, "schema_version": SCHEMA_VERSION, "environment": dict(env)}, allow_nan=False) + "\n"
+        )
 
     def add(self, record: SampleResult) -> None:
-        self._file.write(json.dumps(record.to_json(), sort_keys=True) + "\n")
+        self._file.write(json.dumps(record.to_json(), sort_keys=True, allow_nan=False) + "\n")
         self._file.flush()  # to the OS: a killed process loses nothing; no fsync per record
 
     def finish(self) -> None:
@@ -148,47 +203,86 @@ class Journal:
 
 def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleResult]]:
     lines = text.split("\n")
-    header = json.loads(lines[0])
+    header = loads(lines[0])
+    if header.get("schema_version") not in READABLE_VERSIONS:
+        raise ResultsError(
+            f"{path}:1: journal schema_version {header.get('schema_version')!r} is not supported (this optests reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))})"
+        )
     records = []
+    seen: dict[str, int] = {}
     for n, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
         try:
-            records.append(SampleResult.from_json(json.loads(line)))
+            record = SampleResult.from_json(loads(line))
         except json.JSONDecodeError:
             if n == len(lines):  # the last line, cut off when the writer was killed
                 break
             raise ResultsError(f"{path}:{n}: not a valid journal line") from None
         except (KeyError, TypeError, ValueError) as e:
             raise ResultsError(f"{path}:{n}: {e}") from None
-    return dict(header.get("environment", {})), records
+        if record.id in seen:
+            raise ResultsError(f"{path}:{n}: id {record.id!r} is recorded twice (first on line {seen[record.id]})")
+        seen[record.id] = n
+        records.append(record)
+    return _environment(path, header), records
+
+
+def _environment(path: Path, data: Mapping[str, Any]) -> dict[str, str]:
+    env = data.get("environment", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise ResultsError(f'{path}: "environment" must be an object of strings, got {env!r}')
+    return dict(env)
 
 
 def read(path: Path) -> tuple[dict[str, str], list[SampleResult]]:
     """A results file, or the journal of a run that did not finish (``RESULTS.partial``)."""
+    env, records, _ = read_with_status(path)
+    return env, records
+
+
+def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bool]:
+    """:func:`read`, and whether the file holds a whole run: false for a journal, and for a
+    results file marked ``"complete": false`` (version 1 files did not say: taken as whole)."""
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: {describe_os_error(path, e)}") from None
+    try:
         first = text.split("\n", 1)[0]
         if first.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in first:
-            return _read_journal(path, text)
-        data = json.loads(text)
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: no such file") from None
+            return (*_read_journal(path, text), False)
+        data = loads(text)
     except json.JSONDecodeError as e:
         raise ResultsError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    except _NonFinite as e:
+        raise ResultsError(f"{path}: {e}") from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise ResultsError(f'{path}: not an optests results file (no "kind": "{KIND}")')
-    if data.get("schema_version") != SCHEMA_VERSION:
+    if data.get("schema_version") not in READABLE_VERSIONS:
         raise ResultsError(
-            f"{path}: schema_version {data.get('schema_version')!r} is not supported (this optests reads {SCHEMA_VERSION})"
+            f"{path}: schema_version {data.get('schema_version')!r} is not supported (this optests reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
+    samples = data.get("samples", [])
+    if not isinstance(samples, list):
+        raise ResultsError(f'{path}: "samples" must be a list, got {type(samples).__name__}')
     records = []
-    for i, d in enumerate(data.get("samples", [])):
+    seen: dict[str, int] = {}
+    for i, d in enumerate(samples):
         try:
-            records.append(SampleResult.from_json(d))
+            record = SampleResult.from_json(d)
         except (KeyError, TypeError, ValueError) as e:
             raise ResultsError(f"{path}: samples[{i}]: {e}") from None
-    return dict(data.get("environment", {})), records
+        if record.id in seen:
+            raise ResultsError(f"{path}: samples[{i}]: id {record.id!r} is recorded twice (first at samples[{seen[record.id]}])")
+        seen[record.id] = i
+        records.append(record)
+    complete = data.get("complete", True)
+    if not isinstance(complete, bool):
+        raise ResultsError(f'{path}: "complete" must be true or false, got {complete!r}')
+    return _environment(path, data), records, complete
 
 
 def merge(record_sets: Iterable[Iterable[SampleResult]]) -> dict[str, SampleResult]:
@@ -207,14 +301,16 @@ def merge(record_sets: Iterable[Iterable[SampleResult]]) -> dict[str, SampleResu
     return merged
 
 
-def merge_files(paths: Iterable[Path]) -> tuple[dict[str, str], list[SampleResult]]:
+def merge_files(paths: Iterable[Path]) -> tuple[dict[str, str], list[SampleResult], bool]:
     """Shards of one run (``--splits``, ``-k``, per mode) as one: the records merged, the
-    environment of the shards (which must agree on torch), dated at the earliest shard's start."""
-    envs, record_sets = [], []
+    environment of the shards (which must agree on torch), dated at the earliest shard's start,
+    and whether every shard was whole (a journal or an interrupted shard makes the merge partial)."""
+    envs, record_sets, complete = [], [], True
     for path in paths:
-        env, records = read(path)
+        env, records, whole = read_with_status(path)
         envs.append((path, env))
         record_sets.append(records)
+        complete = complete and whole
     torches = {env.get("torch", "") for _, env in envs}
     if len(torches) > 1:
         raise ResultsError(
@@ -226,4 +322,4 @@ def merge_files(paths: Iterable[Path]) -> tuple[dict[str, str], list[SampleResul
     dates = sorted(e["date"] for _, e in envs if e.get("date"))
     if dates:
         env["date"] = dates[0]
-    return env, sorted(merge(record_sets).values(), key=lambda r: r.id)
+    return env, sorted(merge(record_sets).values(), key=lambda r: r.id), complete

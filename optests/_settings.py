@@ -89,13 +89,18 @@ def _bool(option: str, value: str) -> bool:
     raise SettingError(f"{option}: {value!r} is not true or false")
 
 
-def _seconds(option: str, value: str) -> float:
+#: The longest time limit a sample may have: a day (longer ones overflow the clocks they feed).
+MAX_SECONDS = 86400.0
+
+
+def parse_seconds(option: str, value: str) -> float:
+    """A time limit: more than 0 and at most ``MAX_SECONDS``; a :class:`SettingError` naming ``option``."""
     try:
         seconds = float(value)
     except ValueError:
         raise SettingError(f"{option}: {value!r} is not a number of seconds") from None
-    if not seconds > 0:
-        raise SettingError(f"{option}: must be more than 0 seconds, got {value!r}")
+    if not 0 < seconds <= MAX_SECONDS:
+        raise SettingError(f"{option}: must be more than 0 and at most {MAX_SECONDS:g} seconds (a day), got {value!r}")
     return seconds
 
 
@@ -116,7 +121,7 @@ OPTIONS = (
         _dbs,
     ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
-    Option("timeout", "seconds one sample may take before it is recorded as a timeout", "300", _seconds),
+    Option("timeout", "seconds one sample may take before it is recorded as a timeout", "300", parse_seconds),
     Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
     Option("accept", "rewrite the registry from this run (only the scopes that ran are touched)", "false", _bool, flag=True),
     Option("strict-registry", "fail the run when registry entries match nothing collected (stale)", "false", _bool, flag=True),

@@ -8,12 +8,13 @@ import dataclasses
 import fnmatch
 import functools
 import json
+import math
 import re
 import statistics
 import time
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import _registry, _results
+from ._files import WriteError
 from ._findings import Outcome, Stage
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner
@@ -60,7 +62,13 @@ class Case:
         return (self.ref.name, self.ref.variant, self.mode, self.dtype, self.device)
 
     def result(
-        self, outcome: Outcome, stage: Stage | None = None, message: str = "", duration: float = 0.0, verdict: str = ""
+        self,
+        outcome: Outcome,
+        stage: Stage | None = None,
+        message: str = "",
+        duration: float = 0.0,
+        verdict: str = "",
+        tolerance: str = "",
     ) -> SampleResult:
         return SampleResult(
             id=self.id,
@@ -76,6 +84,7 @@ class Case:
             message=message,
             duration=duration,
             verdict=str(verdict.value if hasattr(verdict, "value") else verdict),
+            tolerance=tolerance,
         )
 
 
@@ -84,22 +93,36 @@ _CASE_ID = re.compile(
 )
 
 
+class DurationsError(ValueError):
+    """A durations file that cannot be read; the message names the file (callers add the option)."""
+
+
 def load_durations(path: Path) -> dict[str, float]:
     """pytest-split's durations file (test node id -> seconds); empty if there is none."""
     try:
-        data = json.loads(path.read_text())
+        data = _results.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, json.JSONDecodeError) as e:
-        raise pytest.UsageError(f"--durations-path: {path}: not a durations file ({e})") from None
-    if not isinstance(data, dict) or not all(isinstance(v, (int, float)) for v in data.values()):
-        raise pytest.UsageError(f"--durations-path: {path}: not a durations file (expected an object of test id -> seconds)")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DurationsError(f"{path}: {_results.describe_os_error(path, e)}") from None
+    except ValueError as e:  # not JSON, or NaN / Infinity
+        raise DurationsError(f"{path}: not a durations file ({e})") from None
+    if not isinstance(data, dict):
+        raise DurationsError(f"{path}: not a durations file (expected an object of test id -> seconds)")
+    for key, value in data.items():
+        if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+            raise DurationsError(f"{path}: not a durations file ({key!r}: {value!r} is not a number of seconds >= 0)")
     return data
 
 
 def durations_of(records: Iterable[SampleResult]) -> dict[str, float]:
-    """The sweep tests' durations as pytest-split records them, from results records."""
-    return {f"{SWEEP_TEST}[{r.id}]": round(r.duration, 3) for r in records if r.sample is not None}
+    """The sweep tests' durations as pytest-split records them, from results records (a
+    duration that is not a finite number, which no check measures, is left out)."""
+    return {
+        f"{SWEEP_TEST}[{r.id}]": round(r.duration, 3)
+        for r in records
+        if r.sample is not None and math.isfinite(r.duration) and r.duration >= 0
+    }
 
 
 def parse_case_id(case_id: str) -> dict[str, str] | None:
@@ -170,11 +193,13 @@ def execute(case: Case) -> tuple[SampleResult, str]:
     import torch
 
     from . import _opinfo
-    from ._check import assert_close_equal_nan, run_check
+    from ._check import assert_close_equal_nan, run_check, tolerant
 
     assert case.sample is not None
     dtype = getattr(torch, case.dtype)
+    dynamic = case.mode.startswith("dynamic")
     sample = _opinfo.cached_samples(case.ref, case.device, dtype)[case.sample]
+    deco = _opinfo.decorations(_opinfo.opinfo(case.ref), dynamic, case.device, dtype)
     context = f"{case.ref.id} {case.mode} {case.dtype} {case.device} sample {case.sample}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ops warn about deprecated arguments etc.; not findings
@@ -182,18 +207,33 @@ def execute(case: Case) -> tuple[SampleResult, str]:
             sample.func,
             sample.args,
             sample.kwargs,
-            case.mode.startswith("dynamic"),
-            assert_equals_fn=assert_close_equal_nan,
+            dynamic,
+            assert_equals_fn=tolerant(dtype, deco.atol, deco.rtol) if deco.tolerance else assert_close_equal_nan,
             check_gradients=sample.check_gradients,
             try_check_data_specialization=True,
             skip_correctness_check=sample.skip_correctness_check,
             disable_functionalization=case.mode.endswith("-nofunc"),
+            randomized_sample=_randomized_sample(case, dtype),
             context=context,
             repro=_opinfo.repro_setup(case.ref, case.device, dtype, case.sample),
         )
-    record = case.result(checked.outcome, checked.stage, checked.message, checked.duration)
+    tolerance = "; ".join(t for t in (deco.tolerance, *checked.notes) if t)
+    record = case.result(checked.outcome, checked.stage, checked.message, checked.duration, tolerance=tolerance)
     report = str(checked.error) if checked.error is not None else ""
     return record, report
+
+
+def _randomized_sample(case: Case, dtype: Any) -> tuple[list[Any], dict[str, Any]] | None:
+    """The case's sample drawn again under the randomized rerun's seed (None if it cannot be)."""
+    from . import _opinfo
+
+    try:
+        again = _opinfo.randomized_samples(case.ref, case.device, dtype)
+    except Exception:  # a generator that fails under another seed: the rerun uses noise
+        return None
+    if case.sample is None or case.sample >= len(again):
+        return None
+    return again[case.sample].args, again[case.sample].kwargs
 
 
 def _execute_in_child(case: Case) -> tuple[SampleResult, str]:
@@ -210,6 +250,16 @@ def _prepare_child(dbs: tuple[str, ...]) -> None:
     from . import _check, _opinfo  # noqa: F401  (torch, and AOTAutograd through the check)
 
     _opinfo.all_ops(dbs)
+
+
+def _decoration_skip(case: Case) -> str:
+    """Why the OpInfo's own decorations skip this case's test (PyTorch skips it too); "" if not."""
+    import torch
+
+    from . import _opinfo
+
+    deco = _opinfo.decorations(_opinfo.opinfo(case.ref), case.mode.startswith("dynamic"), case.device, getattr(torch, case.dtype))
+    return f"the OpInfo's decorations skip {_opinfo.TEST_CLASS} here: {deco.skip}" if deco.skip else ""
 
 
 def _case_of(item: pytest.Item) -> Case | None:
@@ -231,8 +281,10 @@ class Sweep:
         self._entries = _registry.load(settings.registry) if settings.registry is not None else []
         self._registry: _registry.Registry | None = None  # needs the torch version: built on first use
         self._collected: dict[tuple[str, str, str, str], set[int]] = defaultdict(set)
+        self._collected_ids: set[str] = set()
         self._stale: list[_registry.Entry] = []
         self._accepted: tuple[int, int] | None = None
+        self._accept_error = ""
         self._started = _results.now()
         self._journal: _results.Journal | None = None
 
@@ -265,7 +317,10 @@ class Sweep:
         cases = [_case_of(item) for item in items]
         if not any(cases):  # not a sweep run: leave the (large) durations file unread
             return
-        durations = load_durations(Path(getattr(config.option, "durations_path", None) or DURATIONS_PATH))
+        try:
+            durations = load_durations(Path(getattr(config.option, "durations_path", None) or DURATIONS_PATH))
+        except DurationsError as e:
+            raise pytest.UsageError(f"--durations-path: {e}") from None
         if not durations:
             return
         fallback = statistics.median(durations.values())
@@ -289,6 +344,10 @@ class Sweep:
         if case.sample is None:
             self._attach(item, case.result(Outcome.NOT_APPLICABLE, message=case.reason, verdict=_registry.Verdict.NOT_APPLICABLE))
             pytest.skip(f"not applicable: {case.reason}")
+        skip = _decoration_skip(case)
+        if skip:
+            self._attach(item, case.result(Outcome.SKIPPED, message=skip, verdict=_registry.Verdict.SKIPPED))
+            pytest.skip(skip)
         entry = self.registry.lookup(case.scope, case.sample)
         if entry is not None and entry.status is _registry.Status.SKIP:
             self._attach(item, case.result(Outcome.SKIPPED, entry.stage, entry.reason, verdict=_registry.Verdict.SKIPPED))
@@ -377,12 +436,42 @@ class Sweep:
             return
         for key, value in report.user_properties:
             if key == _PROPERTY:
-                record = SampleResult.from_json(json.loads(str(value)))
-                self.results[record.id] = record
-                if self.settings.results is not None and not self._is_worker:  # the controller writes
-                    if self._journal is None:
-                        self._journal = _results.Journal(self.settings.results, _results.environment(self._started))
-                    self._journal.add(record)
+                self._record(SampleResult.from_json(json.loads(str(value))))
+
+    def _record(self, record: SampleResult) -> None:
+        self.results[record.id] = record
+        if self.settings.results is not None and not self._is_worker:  # the controller writes
+            if self._journal is None:
+                self._journal = _results.Journal(self.settings.results, _results.environment(self._started))
+            self._journal.add(record)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """An xdist worker died while running ``crashitem`` (on the controller): record that
+        sample as a ``crash``, so the results hold every sample that was collected."""
+        case = self._case_from_nodeid(crashitem)
+        if case is None or case.sample is None:
+            return
+        record = case.result(
+            Outcome.FAILED,
+            Stage.CRASH,
+            f"the pytest-xdist worker running the sample died ({report.longrepr}) "
+            f"[{case.ref.id} {case.mode} {case.dtype} {case.device} sample {case.sample}]",
+        )
+        verdict, _ = self.registry.judge(record)
+        self._record(dataclasses.replace(record, verdict=verdict.value))
+
+    def _case_from_nodeid(self, nodeid: str) -> Case | None:
+        """The sweep case a node id names, rebuilt from its id (the controller has no items)."""
+        from . import _opinfo
+
+        parts = parse_case_id(nodeid.rsplit("[", 1)[-1].rstrip("]")) if nodeid.endswith("]") else None
+        if parts is None or not parts["tail"].removeprefix("sample").isdigit():
+            return None
+        refs = [r for r in _opinfo.all_ops(self.settings.dbs) if r.id == parts["op"]]
+        if len(refs) != 1:
+            return None
+        return Case(refs[0], parts["mode"], parts["dtype"], parts["device"], int(parts["tail"].removeprefix("sample")))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
@@ -399,6 +488,7 @@ class Sweep:
     def _note_collected(self, case_id: str) -> None:
         parts = parse_case_id(case_id)
         if parts is not None:
+            self._collected_ids.add(case_id)
             samples = self._collected[(parts["op"], parts["mode"], parts["dtype"], parts["device"])]
             if parts["tail"].startswith("sample") and parts["tail"] != "samples":
                 samples.add(int(parts["tail"].removeprefix("sample")))
@@ -428,7 +518,15 @@ class Sweep:
         if self._runner is not None:
             self._runner.close()
             self._runner = None
-        if self._is_worker or not self.results:
+        if self._is_worker:
+            return
+        if self.settings.results is not None:  # also when nothing was recorded: no stale file stays
+            complete = self._collected_ids <= set(self.results)
+            env = _results.environment(self._started)
+            _results.write(self.settings.results, self.results.values(), env, complete=complete)
+            if self._journal is not None:
+                self._journal.finish()
+        if not self.results:
             return
         torch_version = _torch_version()
         if self._whole_selection():
@@ -436,14 +534,18 @@ class Sweep:
             if self._stale and self.settings.strict_registry and not self.settings.accept:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.settings.accept and self.settings.registry is not None:
-            new = _registry.accept(self._entries, self.results.values(), torch_version)
-            new = [e for e in new if e not in self._stale]
-            _registry.dump(self.settings.registry, new)
-            self._accepted = (len(self._entries), len(new))
-        if self.settings.results is not None:
-            _results.write(self.settings.results, self.results.values(), _results.environment(self._started))
-            if self._journal is not None:
-                self._journal.finish()
+            whole = self._whole_selection()
+
+            def stale_of(entries: Sequence[_registry.Entry]) -> list[_registry.Entry]:
+                return _registry.stale(entries, self._collected, self._in_selection, torch_version) if whole else []
+
+            try:
+                before, after = _registry.accept_into(self.settings.registry, self.results.values(), torch_version, stale_of)
+            except (_registry.RegistryError, WriteError) as e:  # e.g. the file changed under the run
+                self._accept_error = str(e)
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            else:
+                self._accepted = (len(before), len(after))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self._is_worker or not self.results:
@@ -468,6 +570,8 @@ class Sweep:
             tr.write_line(
                 f"stale registry entry (matches no collected sample): {e.label} samples={list(e.samples) if e.samples else 'all'}"
             )
+        if self._accept_error:
+            tr.write_line(f"accept failed, the registry is unchanged: {self._accept_error}", red=True)
         if self._accepted is not None:
             tr.write_line(
                 f"accepted: {self._registry_name()} rewritten ({self._accepted[0]} entries before, {self._accepted[1]} after)"

@@ -1,23 +1,48 @@
-"""The ``optests`` command. Every error is one line on stderr and a non-zero exit status."""
+"""The ``optests`` command. Every error is one line on stderr, and the exit status says which
+kind it is: 2 for a usage or input error (the line names the file and what is wrong), 3 for an
+internal error of optests (the line names the file holding the traceback). 1 is kept for
+findings (``check``) and new failures (``diff``), so a crash never reads as a result."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
+import shlex
 import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from . import __version__, _registry, _results
+from ._files import WriteError, check_writable, write_json_atomic
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+_EXIT_HELP = "2 usage or input error, 3 internal error (a bug in optests; the traceback is saved to a file)"
 
 
 class CommandError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
+#: Errors in what the user gave (options, files): one line and exit status 2.
+_USER_ERRORS: tuple[type[Exception], ...] = (CommandError, _results.ResultsError, _registry.RegistryError, WriteError)
+
+
 def _read_results(path: str) -> tuple[dict[str, str], list[_results.SampleResult]]:
     try:
         return _results.read(Path(path))
+    except _results.ResultsError as e:
+        raise CommandError(str(e)) from None
+
+
+def _read_with_status(path: str) -> tuple[dict[str, str], list[_results.SampleResult], bool]:
+    try:
+        return _results.read_with_status(Path(path))
     except _results.ResultsError as e:
         raise CommandError(str(e)) from None
 
@@ -34,12 +59,10 @@ def _accept(args: argparse.Namespace) -> int:
             f"the results come from different torch versions ({', '.join(sorted(torch_versions))}); accept them one version at a time"
         )
     try:
-        entries = _registry.load(args.registry)
         merged = _results.merge(loaded)
-    except (_registry.RegistryError, _results.ResultsError) as e:
+        entries, new = _registry.accept_into(args.registry, merged.values(), torch_versions.pop())
+    except (_registry.RegistryError, _results.ResultsError, WriteError) as e:
         raise CommandError(str(e)) from None
-    new = _registry.accept(entries, merged.values(), torch_versions.pop())
-    _registry.dump(args.registry, new)
     before, after = set(entries), set(new)
     print(
         f"{args.registry}: {len(merged)} samples from {len(args.results)} file(s); {len(after - before)} entries added or changed, {len(before - after)} removed or changed, {len(after)} in all"
@@ -48,17 +71,24 @@ def _accept(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    import os
-    import time
-
     start, started = time.perf_counter(), _results.now()
+    if args.json is not None:  # before the checks, rather than losing them at the end
+        check_writable(args.json)
     from . import _author, _opinfo, _repro, _settings
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
     try:
         modes = _settings.parse_choices("--modes", args.modes, _settings.MODES)
         dtypes = _settings.parse_choices("--dtypes", args.dtypes, _settings.DTYPES)
-        _settings.parse_choices("--device", args.device, _settings.DEVICES)
+        timeout = _settings.parse_seconds("--timeout", args.timeout)
+        devices = _settings.parse_choices("--device", args.device, _settings.DEVICES)
+        if len(devices) > 1:
+            raise _settings.SettingError(f"--device: one device, not {args.device!r}")
+        if devices[0] == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise CommandError("--device cuda: CUDA is not available on this machine")
         entries = _registry.load(args.registry) if args.registry else []
         _author.import_modules(args.imports)
         samples = _author.load_samples(args.samples) if args.samples else None  # its module may register the op
@@ -75,13 +105,15 @@ def _check(args: argparse.Namespace) -> int:
     checks, findings = [], []
     for target in targets:
         try:
-            target_checks = _author.check_target(target, samples, modes=modes, dtypes=dtypes, device=args.device)
+            target_checks = _author.check_target(target, samples, modes=modes, dtypes=dtypes, device=devices[0], timeout=timeout)
         except _author.AuthorError as e:
             raise CommandError(str(e)) from None
         print(f"{target.name}: {len({c.sample for c in target_checks})} samples x {len(modes)} modes")
         for c in target_checks:
             verdict, _ = registry.judge(c.record())
-            word = {"passed": "PASS", "xfailed": "XFAIL", "unexpected_pass": "XPASS"}.get(verdict.value, "FAIL")
+            word = {"passed": "PASS", "xfailed": "XFAIL", "unexpected_pass": "XPASS", "skipped": "SKIP"}.get(
+                verdict.value, "FAIL"
+            )
             stage = f" [{c.result.stage}]" if c.result.stage else ""
             print(f"  {word:5} {c.mode:14} {c.dtype:8} sample {c.sample}{stage}  {c.result.duration:.2f} s")
             checks.append(c)
@@ -90,6 +122,11 @@ def _check(args: argparse.Namespace) -> int:
     for target, c in findings:
         print()
         error = c.result.error
+        if error is None and c.result.stage is not None:  # the child crashed or timed out
+            print(f"[{c.result.stage}] {c.result.message}")
+            for line in c.result.detail.splitlines()[1:]:
+                print(f"    {line}")
+            continue
         if error is None:  # an xfail entry that now passes
             print(
                 f"outcome=passed, but expected a failure [{c.op} {c.mode} {c.dtype} {c.device} sample {c.sample}] (registry {args.registry})"
@@ -109,38 +146,42 @@ def _check(args: argparse.Namespace) -> int:
         print(f"    repro: python {script}")
     if args.json:
         _results.write(args.json, [c.record() for c in checks], _results.environment(started))
-    failed = sum(1 for c in checks if c.result.outcome.value == "failed")
+    outcomes = Counter(c.result.outcome.value for c in checks)
     took = time.perf_counter() - start
     print()
+    skipped = f", {outcomes['skipped']} skipped" if outcomes["skipped"] else ""
     print(
-        f"{len(checks)} checks: {len(checks) - failed} passed, {failed} failed, {len(findings)} not expected; {took:.1f} s ({imported:.1f} s imports)"
+        f"{len(checks)} checks: {outcomes['passed']} passed, {outcomes['failed']} failed{skipped}, {len(findings)} not expected; "
+        f"{took:.1f} s ({imported:.1f} s imports)"
     )
     return 1 if findings else 0
 
 
 def _merge(args: argparse.Namespace) -> int:
     try:
-        env, records = _results.merge_files(Path(p) for p in args.results)
+        env, records, complete = _results.merge_files(Path(p) for p in args.results)
     except _results.ResultsError as e:
         raise CommandError(str(e)) from None
-    _results.write(args.out, records, env)
-    print(f"{args.out}: {len(records)} samples from {len(args.results)} file(s)")
+    _results.write(args.out, records, env, complete=complete)
+    partial = "" if complete else " (partial: a journal or an interrupted run among them)"
+    print(f"{args.out}: {len(records)} samples from {len(args.results)} file(s){partial}")
     return 0
 
 
 def _durations(args: argparse.Namespace) -> int:
-    import pytest
-
     from . import _sweep
 
     try:
-        _, records = _results.merge_files(Path(p) for p in args.results)
+        _, records, _ = _results.merge_files(Path(p) for p in args.results)
         durations = _sweep.load_durations(args.out)
-    except (_results.ResultsError, pytest.UsageError) as e:
+    except (_results.ResultsError, _sweep.DurationsError) as e:
         raise CommandError(str(e)) from None
     fresh = _sweep.durations_of(records)
     durations.update(fresh)
-    _results.write_json_atomic(args.out, durations)
+    try:
+        write_json_atomic(args.out, durations)
+    except OSError as e:
+        raise CommandError(f"{args.out}: {_results.describe_os_error(args.out, e, writing=True)}") from None
     print(f"{args.out}: {len(fresh)} durations updated, {len(durations)} in all")
     return 0
 
@@ -148,8 +189,10 @@ def _durations(args: argparse.Namespace) -> int:
 def _diff(args: argparse.Namespace) -> int:
     from . import _diff as diff
 
-    old_env, old = _read_results(args.old)
-    new_env, new = _read_results(args.new)
+    (old_env, old, old_whole), (new_env, new, new_whole) = (_read_with_status(p) for p in (args.old, args.new))
+    for path, whole in ((args.old, old_whole), (args.new, new_whole)):
+        if not whole:  # its missing samples read as "removed": say why
+            print(f"optests diff: note: {path} holds a partial run (interrupted, or a journal)", file=sys.stderr)
     d = diff.diff(old, new)
     if args.format == "json":
         sys.stdout.write(diff.render_json(d))
@@ -162,11 +205,12 @@ def _diff(args: argparse.Namespace) -> int:
 def _history(args: argparse.Namespace) -> int:
     from . import _history as history
 
+    # every results file is read (and checked) before the database is opened, let alone created
+    loaded = [(path, *_read_results(path)) for path in args.results] if args.history_command == "ingest" else []
     try:
         with history.History(args.db, create=args.history_command == "ingest") as db:
             if args.history_command == "ingest":
-                for path in args.results:
-                    env, records = _read_results(path)
+                for path, env, records in loaded:
                     run, new = db.ingest(env, records, source=path, date=args.date)
                     if new:
                         print(
@@ -192,8 +236,6 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _dashboard(args: argparse.Namespace) -> int:
-    import time
-
     from . import _dashboard as dashboard
     from . import _history as history
 
@@ -201,7 +243,7 @@ def _dashboard(args: argparse.Namespace) -> int:
     try:
         with history.History(args.db) as db:
             index = dashboard.build(db, args.out)
-    except (history.HistoryError, ValueError) as e:
+    except (history.HistoryError, dashboard.DashboardError) as e:
         raise CommandError(str(e)) from None
     size = index.stat().st_size
     print(f"{index}: {size / 1024:.0f} KiB, built in {time.perf_counter() - start:.1f} s")
@@ -221,7 +263,11 @@ def _results_argument(parser: argparse.ArgumentParser, also: str = "") -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="optests", description="Conformance harness for PyTorch operators under AOTAutograd.")
+    p = argparse.ArgumentParser(
+        prog="optests",
+        description="Conformance harness for PyTorch operators under AOTAutograd.",
+        epilog=f"Exit status: 0 success, 1 findings (check) or new failures (diff), {_EXIT_HELP}.",
+    )
     p.add_argument("--version", action="version", version=f"optests {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     a = sub.add_parser(
@@ -239,7 +285,7 @@ def _parser() -> argparse.ArgumentParser:
         "check",
         help="check ops (OpInfo names or globs, or ns::op custom ops) under AOTAutograd",
         description="Check each sample of each op in each mode; print a verdict per sample, then each finding with "
-        "its difference and a standalone repro script. Exit status: 0 no finding, 1 findings, 2 usage error.",
+        f"its difference and a standalone repro script. Exit status: 0 no finding, 1 findings, {_EXIT_HELP}.",
     )
     c.add_argument(
         "ops", nargs="+", metavar="OP", help="an OpInfo name or glob (sin, 'nn.functional.conv*') or a custom op (mylib::myop)"
@@ -264,6 +310,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--dtypes", default="float32", help="dtypes for OpInfo samples, comma-separated (default: %(default)s)")
     c.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
+    c.add_argument(
+        "--timeout",
+        default="300",
+        help="seconds one check may take; a check that runs longer, or kills the process running it, is a "
+        "timeout or crash finding and the others still run (default: %(default)s)",
+    )
     c.add_argument("--registry", type=Path, help="an expected-failures registry: findings it lists are expected")
     c.add_argument("--json", type=Path, metavar="PATH", help="write the results (the sweep's results format) to PATH")
     c.add_argument("--repro-dir", type=Path, default=Path("optests-repro"), help="where repro scripts go (default: %(default)s)")
@@ -290,7 +342,7 @@ def _parser() -> argparse.ArgumentParser:
         "diff",
         help="what changed between two results files",
         description="Compare two results files sample by sample: new failures, fixes, stage changes, samples added "
-        "or removed, grouped by op and mode. Exit status: 0 no new failure, 1 new failures, 2 usage error.",
+        f"or removed, grouped by op and mode. Exit status: 0 no new failure, 1 new failures, {_EXIT_HELP}.",
     )
     d.add_argument("old", help="the earlier results file")
     d.add_argument("new", help="the later results file")
@@ -326,14 +378,41 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _crash_report(argv: Sequence[str]) -> Path:
+    """The traceback of the exception being handled, with what ran, in a file of its own."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    fd, name = tempfile.mkstemp(prefix=f"optests-crash-{os.getpid()}-{stamp}-", suffix=".txt")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(f"optests {__version__}, Python {platform.python_version()}, {platform.platform()}\n")
+        f.write(f"command: optests {shlex.join(argv)}\n\n{traceback.format_exc()}")
+    return Path(name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit status 0 success, 1 findings or new failures, 2 usage or input error, 3 internal error."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
-    except CommandError as e:
+    except _USER_ERRORS as e:
         print(f"optests {args.command}: error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except BrokenPipeError:  # the reader went away (optests history list | head): not a bug
+        try:  # no second BrokenPipeError when Python flushes stdout at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 128 + 13  # as if killed by SIGPIPE, as shells report it
+    except Exception as e:  # a bug in optests: never exit 1, which reads as a result
+        text = str(e).strip().splitlines()
+        what = f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+        try:
+            where = f"full traceback in {_crash_report(sys.argv[1:] if argv is None else argv)}"
+        except OSError as report_error:
+            traceback.print_exc()
+            where = f"traceback above; it could not be saved: {report_error}"
+        print(f"optests {args.command}: internal error: {what} ({where})", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from . import _registry, _settings
+from . import _files, _registry, _settings
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,6 +41,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
             _registry.load(settings.registry)  # a malformed registry stops the run before any test
     except (_settings.SettingError, _registry.RegistryError) as e:
         raise pytest.UsageError(str(e)) from None
+    # outputs are checked now, not after the run whose results they would hold
+    outputs = {"--optests-results": settings.results, "--optests-accept": settings.registry if settings.accept else None}
+    for option, path in outputs.items():
+        try:
+            if path is not None:
+                _files.check_writable(path)
+        except _files.WriteError as e:
+            raise pytest.UsageError(f"{option}: {e}") from None
 
 
 def pytest_configure(config: pytest.Config) -> None:

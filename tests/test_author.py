@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -159,3 +160,49 @@ def test_op_test_parametrizes_an_authors_tests_with_a_registry(
             "*unexpected_failure*traced out.dtype=float64*",
         ]
     )
+
+
+_CRASHING_MODULE = """
+import os, time, torch
+
+@torch.library.custom_op("optests_author_crash::abort_on_pairs", mutates_args=())
+def abort_on_pairs(x: torch.Tensor) -> torch.Tensor:
+    if x.shape[0] == 2:
+        os.abort()
+    return x * 2
+
+abort_on_pairs.register_fake(lambda x: torch.empty_like(x))
+
+@torch.library.custom_op("optests_author_crash::hang_on_pairs", mutates_args=())
+def hang_on_pairs(x: torch.Tensor) -> torch.Tensor:
+    while x.shape[0] == 2:
+        time.sleep(1)
+    return x * 2
+
+hang_on_pairs.register_fake(lambda x: torch.empty_like(x))
+
+def samples():
+    return [([torch.randn(3)], {}), ([torch.randn(2)], {}), ([torch.randn(4)], {})]
+"""
+
+
+@pytest.mark.parametrize(
+    ("op", "stage", "says"), [("abort_on_pairs", "crash", "signal SIGABRT"), ("hang_on_pairs", "timeout", "no result after 2 s")]
+)
+def test_a_crash_or_hang_is_that_samples_finding_and_the_rest_still_run(tmp_path: Path, op: str, stage: str, says: str) -> None:
+    (tmp_path / "crashing.py").write_text(_CRASHING_MODULE)
+    argv = [
+        str(BIN / "optests"), "check", f"optests_author_crash::{op}", "--import", "crashing", "--samples", "crashing:samples",
+        "--modes", "static", "--timeout", "2", "--json", "out.json",
+    ]  # fmt: skip
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"FAIL  static         float32  sample 1 [{stage}]" in done.stdout
+    assert f"[{stage}] " in done.stdout and says in done.stdout
+    assert "3 checks: 2 passed, 1 failed, 1 not expected" in done.stdout
+    records = json.loads((tmp_path / "out.json").read_text())["samples"]
+    assert {(r["sample"], r["outcome"], r["stage"]) for r in records} == {
+        (0, "passed", None),
+        (1, "failed", stage),
+        (2, "passed", None),
+    }

@@ -109,7 +109,7 @@ aot_autograd_check(func, args, kwargs, dynamic=False)""",
             _message("memoized_scale"),
             """\
 [randomized] out=max abs diff 0.192827 at [2, 2] (got 0.246543, eager 0.43937), max rel diff 0.438872, 12 of 12 elements differ, but expected equal to eager within tolerance [memoized_scale static]
-[forward, on randomized inputs] assert_equals_fn said: Tensor-likes are not close!
+[forward, on randomized inputs: uniform [0, 1) noise] assert_equals_fn said: Tensor-likes are not close!
   Mismatched elements: 12 / 12 (100.0%)
   Greatest absolute difference: 0.19282719492912292 at index (2, 2) (up to 1e-05 allowed)
   Greatest relative difference: 0.4388718903064728 at index (0, 3) (up to 1.3e-06 allowed)

@@ -144,3 +144,26 @@ def test_accept_command_errors_are_one_line(tmp_path: Path, files: list[str], er
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and (lines[0] == error or lines[0].startswith(error.rstrip("*"))), done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (
+            ["--optests-results=blocker/results.json"],
+            "ERROR: --optests-results: blocker/results.json: cannot be written: Not a directory",
+        ),
+        (["--optests-accept", "--optests-registry=ro.json"], "ERROR: --optests-accept: */ro.json: is read-only (mode 444)*"),
+        (["--optests-results=a-dir"], "ERROR: --optests-results: a-dir: is a directory, not a file"),
+    ],
+    ids=["results-under-a-file", "read-only-registry", "results-is-a-directory"],
+)
+def test_outputs_are_checked_before_any_test_runs(sweep: pytest.Pytester, args: list[str], error: str) -> None:
+    (sweep.path / "blocker").write_text("a file, not a directory")
+    (sweep.path / "a-dir").mkdir()
+    (sweep.path / "ro.json").write_text('{"entries": [], "schema_version": 1}\n')
+    (sweep.path / "ro.json").chmod(0o444)
+    result = sweep.runpytest_subprocess("--optests-dbs=buggy_ops:ops", "--optests-modes=static", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([error])
+    assert "passed" not in result.stdout.str() and "INTERNALERROR" not in result.stderr.str()

@@ -11,7 +11,7 @@ import pytest
 from test_history import ENV, NEW
 
 from optests import cli
-from optests._results import read, write
+from optests._results import read, read_with_status, write
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
@@ -86,7 +86,7 @@ def test_durations_command_updates_the_file_from_results(tmp_path: Path, capsys:
     path.write_text("[1, 2]")
     assert cli.main(["durations", str(results), "--out", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"optests durations: error: --durations-path: {path}: not a durations file (expected an object of test id -> seconds)\n"
+        f"optests durations: error: {path}: not a durations file (expected an object of test id -> seconds)\n"
     )
 
 
@@ -120,7 +120,10 @@ def pytest_runtest_logreport(report):
     assert cli.main(["merge", str(journal), "--out", str(results)]) == 0
     env, records = read(results)
     assert len(records) == 5 and env["torch"]
-    assert capsys.readouterr().out.endswith(f"{results}: 5 samples from 1 file(s)\n")
+    assert capsys.readouterr().out.endswith(
+        f"{results}: 5 samples from 1 file(s) (partial: a journal or an interrupted run among them)\n"
+    )
+    assert read_with_status(results)[2] is False
 
 
 def test_a_finished_run_leaves_no_journal(sweep: pytest.Pytester) -> None:

@@ -23,7 +23,7 @@ def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
 
 def _records(path: Path) -> list[dict[str, object]]:
     data = json.loads(path.read_text())
-    assert data["schema_version"] == 1 and data["kind"] == "optests-results"
+    assert data["schema_version"] == 2 and data["kind"] == "optests-results"
     assert {"torch", "python", "optests"} <= set(data["environment"])
     return list(data["samples"])
 
@@ -95,7 +95,7 @@ def test_an_unsupported_dtype_is_recorded_as_not_applicable(sweep: pytest.Pytest
         ),
         (["--optests-dtypes=float33"], "ERROR: --optests-dtypes: unknown value 'float33'; valid: float32, *"),
         (["--optests-devices=tpu"], "ERROR: --optests-devices: unknown value 'tpu'; valid: cpu, cuda"),
-        (["--optests-timeout=0"], "ERROR: --optests-timeout: must be more than 0 seconds, got '0'"),
+        (["--optests-timeout=0"], "ERROR: --optests-timeout: must be more than 0 and at most 86400 seconds (a day), got '0'"),
         (["--optests-timeout=soon"], "ERROR: --optests-timeout: 'soon' is not a number of seconds"),
         (
             ["--optests-dbs=nosuch_module:ops"],
@@ -215,3 +215,19 @@ def test_warnings_while_importing_a_database_do_not_stop_the_run(tmp_path: Path,
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _opinfo._load("warny_db") == ("not-checked-here",)
+
+
+def test_a_killed_xdist_worker_is_a_crash_and_no_sample_is_lost(sweep: pytest.Pytester) -> None:
+    """Fault injection: sample 4 of `kills_worker` SIGKILLs the xdist worker running it."""
+    args = ["--optests-dbs=worker_killer_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider"]
+    collected = sweep.runpytest_subprocess("--collect-only", "-q", *args)
+    ids = sorted(line.split("[", 1)[1].rstrip("]") for line in collected.outlines if "::test_aot_autograd[" in line)
+    assert len(ids) == 16
+    result = sweep.runpytest_subprocess("-n", "2", "--optests-results=results.json", *args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    records = {str(r["id"]): r for r in _records(sweep.path / "results.json")}
+    assert sorted(records) == ids  # every collected sample, the dead one included
+    dead = records["static-float32-cpu-kills_worker-sample4"]
+    assert (dead["outcome"], dead["stage"], dead["verdict"]) == ("failed", "crash", "unexpected_failure")
+    assert "worker running the sample died" in str(dead["message"])
+    assert all(r["outcome"] == "passed" for i, r in records.items() if i != dead["id"])

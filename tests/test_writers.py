@@ -1,0 +1,149 @@
+"""Writers lose nothing: concurrent accepts all land, symlinks are written through, read-only
+files are refused, and results files say whether they hold a whole run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from optests import Outcome, Stage
+from optests._files import WriteError, check_writable, write_json_atomic
+from optests._registry import load
+from optests._results import SampleResult, write
+
+OPTESTS = [sys.executable, "-m", "optests.cli"]
+
+
+def _failing(op: str) -> SampleResult:
+    return SampleResult(
+        id=f"static-float32-cpu-{op}-sample0", op=op, variant="", db="op_db", mode="static", dtype="float32",
+        device="cpu", sample=0, outcome=Outcome.FAILED, stage=Stage.FORWARD, message=f"{op} differs [ctx]",
+    )  # fmt: skip
+
+
+def test_ten_concurrent_accepts_into_one_registry_keep_every_entry(tmp_path: Path) -> None:
+    """Each accept reads, changes and writes the registry; without the lock, one in two pairs
+    of concurrent accepts lost an entry (issue 12)."""
+    registry = tmp_path / "expected_failures.json"
+    ops = [f"op{i}" for i in range(10)]
+    for op in ops:
+        write(tmp_path / f"{op}.json", [_failing(op)], {"torch": "2.13.0"})
+    procs = [
+        subprocess.Popen(
+            [*OPTESTS, "accept", str(tmp_path / f"{op}.json"), "--registry", str(registry)], stdout=subprocess.DEVNULL
+        )
+        for op in ops
+    ]
+    assert [p.wait() for p in procs] == [0] * 10
+    assert sorted(e.op for e in load(registry)) == ops
+
+
+def test_accept_writes_through_a_symlink(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "registry.json"
+    target.write_text('{"entries": [], "schema_version": 1}\n')
+    link = tmp_path / "expected_failures.json"
+    link.symlink_to(target)
+    write(tmp_path / "r.json", [_failing("sin")], {"torch": "2.13.0"})
+    done = subprocess.run([*OPTESTS, "accept", str(tmp_path / "r.json"), "--registry", str(link)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and [e.op for e in load(target)] == ["sin"]
+
+
+def test_accept_refuses_a_read_only_registry_in_one_line(tmp_path: Path) -> None:
+    registry = tmp_path / "expected_failures.json"
+    registry.write_text('{"entries": [], "schema_version": 1}\n')
+    registry.chmod(0o444)
+    write(tmp_path / "r.json", [_failing("sin")], {"torch": "2.13.0"})
+    done = subprocess.run(
+        [*OPTESTS, "accept", str(tmp_path / "r.json"), "--registry", str(registry)], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"optests accept: error: {registry}: is read-only (mode 444); make it writable or write elsewhere"
+    ]
+    assert registry.read_text() == '{"entries": [], "schema_version": 1}\n'
+
+
+def test_atomic_writes_refuse_directories_and_unwritable_places(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    with pytest.raises(WriteError, match="cannot be written: Not a directory"):
+        check_writable(tmp_path / "file" / "out.json")
+    with pytest.raises(WriteError, match="is a directory, not a file"):
+        write_json_atomic(tmp_path, {})
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        write_json_atomic(tmp_path / "nan.json", {"duration": float("nan")})
+    assert not (tmp_path / "nan.json").exists()
+
+
+# -- results files of whole and partial runs ---------------------------------------------------
+
+
+@pytest.fixture
+def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    root = Path(__file__).resolve().parents[1]
+    (pytester.path / "test_aot_autograd.py").write_text((root / "opinfo_sweeps" / "test_aot_autograd.py").read_text())
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent / "sweep_fixtures"))
+    return pytester
+
+
+def test_a_run_stopped_early_is_marked_incomplete(sweep: pytest.Pytester) -> None:
+    args = ["--optests-dbs=buggy_ops:ops", "--optests-modes=static", "--optests-results=r.json", "-p", "no:cacheprovider"]
+    sweep.runpytest_subprocess(*args)
+    whole = json.loads((sweep.path / "r.json").read_text())
+    assert (whole["complete"], len(whole["samples"])) == (True, 12)
+    sweep.runpytest_subprocess(*args, "-x")
+    stopped = json.loads((sweep.path / "r.json").read_text())
+    assert stopped["complete"] is False and len(stopped["samples"]) < 12
+
+
+def test_a_run_that_records_nothing_replaces_an_older_results_file(sweep: pytest.Pytester) -> None:
+    args = ["--optests-dbs=buggy_ops:ops", "--optests-modes=static", "--optests-results=r.json", "-p", "no:cacheprovider"]
+    sweep.runpytest_subprocess(*args, "-k", "good")
+    assert len(json.loads((sweep.path / "r.json").read_text())["samples"]) == 4
+    sweep.runpytest_subprocess(*args, "-k", "no_such_test")
+    after = json.loads((sweep.path / "r.json").read_text())
+    assert (after["samples"], after["complete"]) == ([], True)
+
+
+@pytest.mark.parametrize("value", ["inf", "1e300", "nan", "0", "-1"])
+def test_a_timeout_that_no_clock_can_hold_is_a_usage_error(sweep: pytest.Pytester, value: str) -> None:
+    result = sweep.runpytest_subprocess("--optests-dbs=buggy_ops:ops", f"--optests-timeout={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --optests-timeout: *{value}*"])
+
+
+def test_history_and_accept_leave_no_temp_files(tmp_path: Path) -> None:
+    write(tmp_path / "r.json", [_failing("sin")], {"torch": "2.13.0"})
+    subprocess.run([*OPTESTS, "accept", str(tmp_path / "r.json"), "--registry", str(tmp_path / "reg.json")], check=True)
+    assert sorted(os.listdir(tmp_path)) == ["r.json", "reg.json", "reg.json.lock"]
+
+
+def test_merging_a_killed_runs_journal_gives_a_partial_results_file(tmp_path: Path) -> None:
+    from optests._results import Journal, read_with_status
+
+    journal = Journal(tmp_path / "r.json", {"torch": "2.13.0"})
+    journal.add(_failing("sin"))
+    journal._file.close()  # as a killed run leaves it
+    out = tmp_path / "merged.json"
+    done = subprocess.run([*OPTESTS, "merge", str(journal.path), "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0 and "(partial: a journal or an interrupted run among them)" in done.stdout
+    assert read_with_status(out)[2] is False
+    write(tmp_path / "whole.json", [_failing("sin")], {"torch": "2.13.0"})
+    diff = subprocess.run([*OPTESTS, "diff", str(tmp_path / "whole.json"), str(out)], capture_output=True, text=True)
+    assert diff.returncode == 0
+    assert diff.stderr.splitlines() == [f"optests diff: note: {out} holds a partial run (interrupted, or a journal)"]
+
+
+def test_a_journal_of_another_schema_version_is_refused(tmp_path: Path) -> None:
+    from optests._results import ResultsError, read
+
+    path = tmp_path / "r.json.partial"
+    path.write_text('{"kind": "optests-results-journal", "schema_version": 99, "environment": {}}\n')
+    with pytest.raises(ResultsError, match=r"r.json.partial:1: journal schema_version 99 is not supported"):
+        read(path)
