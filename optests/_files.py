@@ -4,11 +4,13 @@ at a time, and checked before the work whose output they hold. Torch-free."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,20 +93,35 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
+class Busy(WriteError):
+    """Another optests held the file's lock for longer than the caller would wait."""
+
+
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
+def locked(path: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold an exclusive lock for writing ``path`` (``flock`` on ``PATH.lock`` beside its target),
-    so that concurrent read-modify-write cycles (two accepts into one registry) follow one
-    another instead of losing an update. Blocks until the lock is free."""
+    so that concurrent read-modify-write cycles (two accepts into one registry, two history
+    ingests) follow one another instead of losing an update. Waits for the lock, at most
+    ``timeout`` seconds (then :class:`Busy`); on a file system without ``flock``, goes on unlocked."""
     target = _target(path)
     lock = target.with_name(target.name + ".lock")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
     except OSError as e:
         raise WriteError(path, f"cannot take its lock {lock.name}: {e.strerror or e}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if deadline is None else fcntl.LOCK_NB))
+                break
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    break  # no flock here: nothing to wait for
+                if deadline is not None and time.monotonic() > deadline:
+                    raise Busy(path, "is busy (another optests is writing it); try again") from None
+                time.sleep(0.05)
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -8,20 +8,18 @@ database records how many it has applied (``meta.schema_version``) and opening i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
-import errno
-import fcntl
 import hashlib
 import json
-import os
 import sqlite3
-import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ._files import Busy, WriteError, locked
 from ._findings import Outcome, Stage
 from ._results import SampleResult, describe_os_error, now
 
@@ -114,7 +112,7 @@ class History:
 
     def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
-        self._lock: int | None = None
+        self._lock: contextlib.ExitStack | None = None
         if path.is_dir():
             raise HistoryError(f"{path}: is a directory, not a history database")
         if not create and not path.is_file():
@@ -142,31 +140,20 @@ class History:
             self._release_lock()
             raise
 
-    def _acquire_lock(self) -> int | None:
-        """The writers' lock, ``PATH.lock`` (created if need be), waited for up to BUSY_TIMEOUT;
-        None on a file system without ``flock``, where SQLite's own locking has to do."""
-        lock = self.path.with_name(self.path.name + ".lock")
+    def _acquire_lock(self) -> contextlib.ExitStack:
+        """The writers' lock on ``PATH.lock``, waited for up to BUSY_TIMEOUT."""
+        stack = contextlib.ExitStack()
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-        except OSError as e:
-            raise HistoryError(f"{self.path}: {describe_os_error(lock, e, writing=True)}") from None
-        deadline = time.monotonic() + BUSY_TIMEOUT
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except OSError as e:
-                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    os.close(fd)
-                    return None
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise _busy(self.path) from None
-            time.sleep(0.05)
+            stack.enter_context(locked(self.path, timeout=BUSY_TIMEOUT))
+        except Busy:
+            raise _busy(self.path) from None
+        except WriteError as e:
+            raise HistoryError(str(e)) from None
+        return stack
 
     def _release_lock(self) -> None:
         if self._lock is not None:
-            os.close(self._lock)  # closing the descriptor releases the flock
+            self._lock.close()
             self._lock = None
 
     def close(self) -> None:
