@@ -4,8 +4,10 @@ command line (``optests check``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
+import pickle
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -19,10 +21,7 @@ from . import _opinfo, _registry, _runner
 from ._check import assert_close_equal_nan, run_check, tolerant
 from ._findings import CheckResult, Outcome, Stage
 from ._results import SampleResult
-from ._settings import MODES
-
-#: Seconds one check may take, as in the sweep (``--optests-timeout``'s default).
-DEFAULT_TIMEOUT = 300.0
+from ._settings import DEFAULT_TIMEOUT, MODES
 
 Sample = tuple[list[Any], dict[str, Any]]
 
@@ -39,6 +38,11 @@ class Target:
     func: Callable[..., Any]
     opinfo: Any = None  # an OpInfo; None for a custom op or a callable whose samples are given
 
+    @property
+    def variant(self) -> str:
+        """The OpInfo's variant (``name`` is ``OP.VARIANT``); empty for anything else."""
+        return str(self.opinfo.variant_test_name or "") if self.opinfo is not None else ""
+
 
 @dataclass(frozen=True)
 class SampleCheck:
@@ -52,17 +56,20 @@ class SampleCheck:
     result: CheckResult
     inputs: Sample
     check_gradients: object = True  # as the check was called: True, False or "auto"
+    #: The OpInfo's variant: ``op`` is ``NAME.VARIANT`` then (empty for custom ops and callables).
+    variant: str = ""
 
     @property
     def id(self) -> str:
         return f"{self.mode}-{self.dtype}-{self.device}-{self.op}-sample{self.sample}"
 
     def record(self) -> SampleResult:
-        name, _, variant = self.op.partition(".") if "::" not in self.op else (self.op, "", "")
+        # never split the name at a dot: nn.functional.dropout is one op with no variant
+        name = self.op.removesuffix(f".{self.variant}") if self.variant else self.op
         return SampleResult(
-            id=self.id, op=name, variant=variant, db="", mode=self.mode, dtype=self.dtype, device=self.device,
+            id=self.id, op=name, variant=self.variant, db="", mode=self.mode, dtype=self.dtype, device=self.device,
             sample=self.sample, outcome=self.result.outcome, stage=self.result.stage, message=self.result.message,
-            duration=self.result.duration,
+            duration=self.result.duration, tolerance="; ".join(self.result.notes),
         )  # fmt: skip
 
 
@@ -164,7 +171,7 @@ def check_target(
     modes: Sequence[str] = ("static", "dynamic"),
     dtypes: Sequence[str] = ("float32",),
     device: str = "cpu",
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float = DEFAULT_TIMEOUT,  # as the sweep's --optests-timeout
     isolated: bool = True,
 ) -> list[SampleCheck]:
     """Check every sample in every mode. With ``isolated`` (POSIX), the checks run in a forked
@@ -212,6 +219,7 @@ def check_target(
     def work(task: tuple[int, str]) -> CheckResult:
         dtype_name, index, (args, kwargs), options = numbered[task[0]]
         mode = task[1]
+        notes: tuple[str, ...] = ()
         if target.opinfo is not None:  # the OpInfo's own skips and tolerances, as in the sweep
             dtype = getattr(torch, dtype_name)
             deco = _opinfo.decorations(target.opinfo, mode.startswith("dynamic"), device, dtype)
@@ -221,6 +229,7 @@ def check_target(
                 )
             if deco.tolerance:
                 options = {**options, "assert_equals_fn": tolerant(dtype, deco.atol, deco.rtol)}
+                notes = (deco.tolerance,)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = run_check(
@@ -228,7 +237,7 @@ def check_target(
                 context=f"{target.name} {mode} {dtype_name} {device} sample {index}",
                 **{"assert_equals_fn": assert_close_equal_nan, **options},
             )  # fmt: skip
-        return _portable(result)
+        return _portable(dataclasses.replace(result, notes=notes + result.notes))
 
     runner = _runner.IsolatedRunner(_one_thread(work)) if isolated and _runner.fork_is_safe() else None
     out: list[SampleCheck] = []
@@ -254,6 +263,7 @@ def check_target(
                         result,
                         (list(args), dict(kwargs)),
                         options["check_gradients"],
+                        target.variant,
                     )
                 )
     finally:
@@ -294,6 +304,10 @@ def _portable(result: CheckResult) -> CheckResult:
             return x
 
         error.inputs = torch.utils._pytree.tree_map(detach, error.inputs)
+        try:
+            pickle.dumps(error.inputs)
+        except Exception:  # e.g. a closure among the arguments: the repro falls back to the sample's
+            error.inputs = None
     return result
 
 

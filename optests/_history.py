@@ -16,7 +16,6 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 from ._files import Busy, WriteError, locked
@@ -93,7 +92,10 @@ _RUN_COLUMNS = "id, date, torch, torch_git, device, python, optests, platform, s
 def fingerprint(env: Mapping[str, str], records: Sequence[SampleResult]) -> str:
     h = hashlib.sha256(json.dumps(dict(env), sort_keys=True).encode())
     for r in sorted(records, key=lambda r: r.id):
-        h.update(json.dumps(r.to_json(), sort_keys=True).encode())
+        d = r.to_json()
+        if not d["tolerance"]:  # added in results schema 2: a run ingested before hashes the same
+            del d["tolerance"]
+        h.update(json.dumps(d, sort_keys=True).encode())
     return h.hexdigest()
 
 
@@ -166,7 +168,7 @@ class History:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
+    @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
         """SQLite's errors as one line that names the culprit: another writer, the file system,
         or the database itself."""
@@ -184,7 +186,7 @@ class History:
         except sqlite3.DatabaseError as e:
             raise HistoryError(f"{self.path}: not a usable optests history database ({e})") from None
 
-    @contextmanager
+    @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Cursor]:
         """All or nothing: a run killed mid-ingest leaves the database as it was."""
         cur = self._db.cursor()

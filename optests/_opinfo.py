@@ -169,10 +169,10 @@ class Decorations:
 
     @property
     def tolerance(self) -> str:
-        """How the results record the override, e.g. ``toleranceOverride(atol=0.005, rtol=0.0001)``."""
+        """How the results record the override, e.g. ``OpInfo tolerance override(atol=0.005, rtol=0.0001)``."""
         if self.atol is None and self.rtol is None:
             return ""
-        return f"OpInfo toleranceOverride(atol={self.atol or 0:g}, rtol={self.rtol or 0:g})"
+        return f"OpInfo tolerance override(atol={self.atol or 0:g}, rtol={self.rtol or 0:g})"
 
 
 def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Decorations:
@@ -240,9 +240,9 @@ def _on_shallow_stack(fn: Callable[[], _T]) -> _T:
     return value  # type: ignore[no-any-return]
 
 
-def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int) -> str:
+def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int, redraw: bool = False) -> str:
     """Script lines that rebuild sample ``index`` of ``ref`` by name (defines func, args, kwargs,
-    and randomized_sample: the same sample drawn under the randomized rerun's seed)."""
+    and with ``redraw`` randomized_sample: the same sample drawn under the randomized rerun's seed)."""
     module, _, attr = ref.db.partition(":")
     if not attr:
         module, attr = _BUILTIN_MODULES[ref.db], ref.db
@@ -254,10 +254,16 @@ def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int) -> str:
             f"torch.manual_seed({SAMPLE_SEED})",
             f"sample = {draw.format('')}",
             "func, args, kwargs = op.op, [sample.input, *sample.args], sample.kwargs",
-            f"torch.manual_seed({RANDOMIZED_SAMPLE_SEED})",
-            f"other = {draw.format(', set_seed=False')}",
-            "randomized_sample = ([other.input, *other.args], other.kwargs)",
         ]
+        + (
+            [
+                f"torch.manual_seed({RANDOMIZED_SAMPLE_SEED})",
+                f"other = {draw.format(', set_seed=False')}",
+                "randomized_sample = ([other.input, *other.args], other.kwargs)",
+            ]
+            if redraw
+            else []
+        )
     )
 
 

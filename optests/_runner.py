@@ -258,10 +258,10 @@ def _serve(work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: 
         os.ftruncate(2, 0)
         os.lseek(2, 0, os.SEEK_SET)
         try:
-            answer = ("ok", work(task))
-        except BaseException:
-            answer = ("error", traceback.format_exc())
-        _send(results_w, pickle.dumps(answer))
+            payload = pickle.dumps(("ok", work(task)))
+        except BaseException:  # the work raised, or its answer does not pickle
+            payload = pickle.dumps(("error", traceback.format_exc()))
+        _send(results_w, payload)
 
 
 def _send(fd: int, payload: bytes) -> None:

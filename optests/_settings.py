@@ -91,6 +91,8 @@ def _bool(option: str, value: str) -> bool:
 
 #: The longest time limit a sample may have: a day (longer ones overflow the clocks they feed).
 MAX_SECONDS = 86400.0
+#: Seconds one sample may take by default, in the sweep and in ``optests check``.
+DEFAULT_TIMEOUT = 300.0
 
 
 def parse_seconds(option: str, value: str) -> float:
@@ -121,7 +123,7 @@ OPTIONS = (
         _dbs,
     ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
-    Option("timeout", "seconds one sample may take before it is recorded as a timeout", "300", parse_seconds),
+    Option("timeout", "seconds one sample may take before it is recorded as a timeout", f"{DEFAULT_TIMEOUT:g}", parse_seconds),
     Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
     Option("accept", "rewrite the registry from this run (only the scopes that ran are touched)", "false", _bool, flag=True),
     Option("strict-registry", "fail the run when registry entries match nothing collected (stale)", "false", _bool, flag=True),

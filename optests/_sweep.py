@@ -200,6 +200,7 @@ def execute(case: Case) -> tuple[SampleResult, str]:
     dynamic = case.mode.startswith("dynamic")
     sample = _opinfo.cached_samples(case.ref, case.device, dtype)[case.sample]
     deco = _opinfo.decorations(_opinfo.opinfo(case.ref), dynamic, case.device, dtype)
+    randomized = _randomized_sample(case, dtype)
     context = f"{case.ref.id} {case.mode} {case.dtype} {case.device} sample {case.sample}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ops warn about deprecated arguments etc.; not findings
@@ -213,9 +214,9 @@ def execute(case: Case) -> tuple[SampleResult, str]:
             try_check_data_specialization=True,
             skip_correctness_check=sample.skip_correctness_check,
             disable_functionalization=case.mode.endswith("-nofunc"),
-            randomized_sample=_randomized_sample(case, dtype),
+            randomized_sample=randomized,
             context=context,
-            repro=_opinfo.repro_setup(case.ref, case.device, dtype, case.sample),
+            repro=_opinfo.repro_setup(case.ref, case.device, dtype, case.sample, redraw=randomized is not None),
         )
     tolerance = "; ".join(t for t in (deco.tolerance, *checked.notes) if t)
     record = case.result(checked.outcome, checked.stage, checked.message, checked.duration, tolerance=tolerance)
@@ -458,8 +459,12 @@ class Sweep:
             f"the pytest-xdist worker running the sample died ({report.longrepr}) "
             f"[{case.ref.id} {case.mode} {case.dtype} {case.device} sample {case.sample}]",
         )
-        verdict, _ = self.registry.judge(record)
+        verdict, entry = self.registry.judge(record)
         self._record(dataclasses.replace(record, verdict=verdict.value))
+        if verdict is _registry.Verdict.XFAILED or (self.settings.accept and not verdict.ok):
+            # as for a crash inside the runner: expected, or recorded by this accept
+            report.outcome = "skipped"
+            report.wasxfail = f"expected ({entry.stage}): {entry.reason}" if entry else "--optests-accept records it"  # type: ignore[attr-defined]
 
     def _case_from_nodeid(self, nodeid: str) -> Case | None:
         """The sweep case a node id names, rebuilt from its id (the controller has no items)."""
@@ -520,7 +525,8 @@ class Sweep:
             self._runner = None
         if self._is_worker:
             return
-        if self.settings.results is not None:  # also when nothing was recorded: no stale file stays
+        if self.settings.results is not None and not self.config.option.collectonly:
+            # also when nothing was recorded: an older file must not pass for this run's
             complete = self._collected_ids <= set(self.results)
             env = _results.environment(self._started)
             _results.write(self.settings.results, self.results.values(), env, complete=complete)

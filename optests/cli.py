@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, _registry, _results
+from . import __version__, _registry, _results, _settings
 from ._files import WriteError, check_writable, write_json_atomic
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
 _EXIT_HELP = "2 usage or input error, 3 internal error (a bug in optests; the traceback is saved to a file)"
 
 
@@ -74,7 +74,7 @@ def _check(args: argparse.Namespace) -> int:
     start, started = time.perf_counter(), _results.now()
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
-    from . import _author, _opinfo, _repro, _settings
+    from . import _author, _opinfo, _repro
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
     try:
@@ -119,6 +119,8 @@ def _check(args: argparse.Namespace) -> int:
             checks.append(c)
             if not verdict.ok:
                 findings.append((target, c))
+    if args.json:  # first: nothing below may lose it
+        _results.write(args.json, [c.record() for c in checks], _results.environment(started))
     for target, c in findings:
         print()
         error = c.result.error
@@ -138,14 +140,16 @@ def _check(args: argparse.Namespace) -> int:
         inputs = error.inputs if error.inputs is not None else c.inputs
         name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
         override = _opinfo_func_source(target.opinfo) if target.opinfo is not None else None
-        script = _repro.write_standalone(
-            args.repro_dir, name, target.func, inputs, summary=f"[{error.stage}] {error.summary}",
-            dynamic=c.mode.startswith("dynamic"), gradients=c.check_gradients, nofunc=c.mode.endswith("-nofunc"),
-            imports=args.imports, func_expr=override,
-        )  # fmt: skip
+        try:
+            script = _repro.write_standalone(
+                args.repro_dir, name, target.func, inputs, summary=f"[{error.stage}] {error.summary}",
+                dynamic=c.mode.startswith("dynamic"), gradients=c.check_gradients, nofunc=c.mode.endswith("-nofunc"),
+                imports=args.imports, func_expr=override,
+            )  # fmt: skip
+        except OSError as e:  # the findings and --json stand without it
+            print(f"    repro: not written: {_results.describe_os_error(args.repro_dir, e, writing=True)}")
+            continue
         print(f"    repro: python {script}")
-    if args.json:
-        _results.write(args.json, [c.record() for c in checks], _results.environment(started))
     outcomes = Counter(c.result.outcome.value for c in checks)
     took = time.perf_counter() - start
     print()
@@ -312,7 +316,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
     c.add_argument(
         "--timeout",
-        default="300",
+        default=f"{_settings.DEFAULT_TIMEOUT:g}",
         help="seconds one check may take; a check that runs longer, or kills the process running it, is a "
         "timeout or crash finding and the others still run (default: %(default)s)",
     )

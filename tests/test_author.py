@@ -206,3 +206,36 @@ def test_a_crash_or_hang_is_that_samples_finding_and_the_rest_still_run(tmp_path
         (1, "failed", stage),
         (2, "passed", None),
     }
+
+
+def test_check_honours_the_registry_for_a_dotted_op_name(tmp_path: Path) -> None:
+    """nn.functional.dropout is one op with no variant: splitting its name at a dot made the
+    registry miss it (issue 14) and wrote op "nn", variant "functional.dropout" into --json."""
+    out = tmp_path / "out.json"
+    done = _run(
+        f".venv/bin/optests check nn.functional.dropout --modes static --registry {ROOT / 'expected_failures.json'} --json {out}",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "XFAIL static         float32  sample 0 [metadata]" in done.stdout
+    records = json.loads(out.read_text())["samples"]
+    assert {(r["op"], r["variant"]) for r in records} == {("nn.functional.dropout", "")}
+    hermitian = _run(f".venv/bin/optests check linalg.pinv.hermitian --modes static --json {out}", tmp_path)
+    assert hermitian.returncode == 0, hermitian.stdout + hermitian.stderr
+    assert {(r["op"], r["variant"]) for r in json.loads(out.read_text())["samples"]} == {("linalg.pinv", "hermitian")}
+
+
+def _apply_off_by_one_when_traced(x: torch.Tensor, f: object) -> torch.Tensor:
+    out = f(x)  # type: ignore[operator]
+    return out + 1 if type(x) is not torch.Tensor else out
+
+
+def test_a_finding_whose_inputs_do_not_pickle_is_still_that_finding() -> None:
+    """A closure among the arguments cannot cross from the runner's child; the finding must
+    not turn into a crash (the repro then rebuilds the sample from the author's inputs)."""
+    scale = 3.0
+    checks = optests.check_op(
+        _apply_off_by_one_when_traced, samples=[([torch.ones(3), lambda t: t * scale], {})], modes=["static"]
+    )
+    assert [(c.result.stage, c.result.error is not None) for c in checks] == [("forward", True)]
+    assert checks[0].result.error is not None and checks[0].result.error.inputs is None

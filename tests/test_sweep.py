@@ -231,3 +231,25 @@ def test_a_killed_xdist_worker_is_a_crash_and_no_sample_is_lost(sweep: pytest.Py
     assert (dead["outcome"], dead["stage"], dead["verdict"]) == ("failed", "crash", "unexpected_failure")
     assert "worker running the sample died" in str(dead["message"])
     assert all(r["outcome"] == "passed" for i, r in records.items() if i != dead["id"])
+
+
+def test_a_worker_crash_the_registry_expects_is_an_xfail(sweep: pytest.Pytester) -> None:
+    (sweep.path / "expected_failures.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "entries": [
+                    {"op": "kills_worker", "variant": "", "mode": "static", "dtype": "float32", "device": "cpu",
+                     "status": "xfail", "stage": "crash", "reason": "kills its worker", "samples": [4]}
+                ],
+            }
+        )
+    )  # fmt: skip
+    args = ["--optests-dbs=worker_killer_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider"]
+    result = sweep.runpytest_subprocess("-n", "2", "--optests-results=results.json", *args)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=15, xfailed=1)
+    data = json.loads((sweep.path / "results.json").read_text())
+    assert data["complete"] is True
+    dead = next(r for r in data["samples"] if r["id"] == "static-float32-cpu-kills_worker-sample4")
+    assert (dead["stage"], dead["verdict"]) == ("crash", "xfailed")

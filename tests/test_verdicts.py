@@ -60,7 +60,7 @@ def test_plain_decorators_apply_to_every_test_and_tolerance_beats_precision() ->
     both = _opinfo_with(toleranceOverride({torch.float32: tol(atol=2e-3, rtol=2e-4)}), precisionOverride({torch.float32: 1e-1}))
     deco = _opinfo.decorations(both, True, "cpu", torch.float32)
     assert (deco.atol, deco.rtol) == (2e-3, 2e-4)
-    assert deco.tolerance == "OpInfo toleranceOverride(atol=0.002, rtol=0.0002)"
+    assert deco.tolerance == "OpInfo tolerance override(atol=0.002, rtol=0.0002)"
 
 
 def test_the_databases_own_decorations_are_found() -> None:
@@ -112,7 +112,7 @@ def test_a_difference_within_float32_rounding_is_not_a_finding() -> None:
     x = torch.linspace(0.1, 0.9, 7)
     result = optests.run_check(_cancels_in_eager, [x], {}, False, check_gradients=False)
     assert result.passed, result.message
-    assert len(result.notes) == 1 and result.notes[0].startswith("out: float32 rounding: compiled is 0 from the float64")
+    assert len(result.notes) == 1 and result.notes[0].startswith("out: rounding: compiled is 0 from the float64")
     # Off, it is the finding assert_close alone makes.
     assert optests.run_check(_cancels_in_eager, [x], {}, False, check_gradients=False, float64_reference=False).stage == "forward"
 
@@ -120,6 +120,21 @@ def test_a_difference_within_float32_rounding_is_not_a_finding() -> None:
 def test_a_compiled_result_further_from_float64_than_eager_is_a_finding() -> None:
     x = torch.linspace(0.1, 0.9, 7)
     result = optests.run_check(_cancels_in_compiled, [x], {}, False, check_gradients=False)
+    assert result.stage == "forward", result
+
+
+def _cancels_in_eager_and_wrong_elsewhere(x: torch.Tensor) -> torch.Tensor:
+    """Element 0 carries a large rounding error in eager; element 1 is plainly wrong compiled.
+    Eager's error on one element must not excuse the bug on another."""
+    if _tracing(x):
+        return torch.stack([x[0].clone(), x[1] * 1.2])
+    return torch.stack([(x[0] + 1e6) - 1e6, x[1].clone()])
+
+
+def test_rounding_on_one_element_does_not_excuse_a_bug_on_another() -> None:
+    result = optests.run_check(
+        _cancels_in_eager_and_wrong_elsewhere, [torch.tensor([0.3, 0.5])], {}, False, check_gradients=False
+    )
     assert result.stage == "forward", result
 
 
@@ -149,16 +164,39 @@ def test_the_randomized_rerun_takes_the_values_of_the_sample_drawn_again() -> No
 
 @pytest.mark.parametrize(
     "other",
-    [([torch.zeros(4)], {}), ([torch.zeros(3, dtype=torch.float64)], {}), ([torch.zeros(3)], {"alpha": 1}), ([], {})],
-    ids=["other-shape", "other-dtype", "other-structure", "no-tensor"],
+    [
+        ([torch.zeros(4), 1], {}),
+        ([torch.zeros(3, dtype=torch.float64), 1], {}),
+        ([torch.zeros(3), 1], {"alpha": 1}),
+        ([torch.zeros(3), 2], {}),  # another scalar: the floats were drawn to fit it
+        ([], {}),
+    ],
+    ids=["other-shape", "other-dtype", "other-structure", "other-scalar", "no-tensor"],
 )
 def test_a_sample_drawn_again_that_does_not_match_falls_back_to_noise(other: tuple[list[Any], dict[str, Any]]) -> None:
     from optests._check import _donor_values, _TensorCall
 
-    call = _TensorCall(torch.sin, [torch.ones(3)], {})
+    call = _TensorCall(torch.mul, [torch.ones(3), 1], {})
     assert _donor_values(call, other) is None
-    assert _donor_values(call, ([torch.ones(3)], {})) is None  # the same values: nothing new to try
-    assert _donor_values(call, ([torch.full((3,), 2.0)], {})) is not None
+    assert _donor_values(call, ([torch.ones(3), 1], {})) is None  # the same values: nothing new to try
+    assert _donor_values(call, ([torch.full((3,), 2.0), 1], {})) is not None
+
+
+def test_no_donor_for_an_input_whose_elements_share_memory() -> None:
+    from optests._check import _donor_values, _TensorCall
+
+    expanded = torch.rand(3, 1).expand(3, 4)
+    call = _TensorCall(torch.sin, [expanded], {})
+    assert _donor_values(call, ([torch.rand(3, 4)], {})) is None
+    assert optests.run_check(
+        torch.sin,
+        [expanded],
+        {},
+        False,
+        check_gradients=False,
+        try_check_data_specialization=True,
+        randomized_sample=([torch.rand(3, 4)], {}),
+    ).passed
 
 
 def test_the_sweep_draws_the_sample_again_under_the_randomized_seed() -> None:
@@ -204,4 +242,4 @@ def test_results_record_the_tolerance_that_judged_a_sample(tmp_path: Path) -> No
 
     ref = next(r for r in _opinfo.all_ops(("op_db",)) if r.id == "cholesky_inverse")
     record, _ = _sweep.execute(_sweep.Case(ref, "static", "float32", "cpu", 0))
-    assert record.tolerance == "OpInfo toleranceOverride(atol=0.005, rtol=0.0001)"
+    assert record.tolerance == "OpInfo tolerance override(atol=0.005, rtol=0.0001)"
