@@ -88,8 +88,7 @@ def tolerant(dtype: torch.dtype, atol: float | None, rtol: float | None) -> Call
     """:func:`assert_close_equal_nan` with tolerances raised as an OpInfo's ``toleranceOverride``
     (or ``precisionOverride``) for ``dtype`` raises them in PyTorch's test framework: each is the
     larger of the override and ``assert_close``'s default for that dtype."""
-    default_rtol = _DEFAULT_RTOL.get(dtype, 0.0)
-    default_atol = _DEFAULT_ATOL.get(dtype, 0.0)
+    default_rtol, default_atol = _DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
     tolerances = {"atol": max(atol or 0.0, default_atol), "rtol": max(rtol or 0.0, default_rtol)}
 
     def assert_equals(actual: Any, expected: Any, **kwargs: Any) -> None:
@@ -591,7 +590,7 @@ def _rounding_only(actual: Any, expected: Any, truth: Any, opts: _Options, grads
                 return None
             c_dist, e_dist = (got - exact).abs()[differ], (eager - exact).abs()[differ]
             # element by element: a large rounding error on one element must not excuse another
-            atol = _DEFAULT_ATOL.get(e.dtype, 0.0)
+            atol = _DEFAULT_TOLERANCES.get(e.dtype, (0.0, 0.0))[1]
             if not bool((c_dist <= ROUNDING_MULTIPLIER * e_dist + atol).all()):
                 return None
             c_err, e_err = float(c_dist.max()), float(e_dist.max())
@@ -602,24 +601,15 @@ def _rounding_only(actual: Any, expected: Any, truth: Any, opts: _Options, grads
     )
 
 
-#: ``torch.testing.assert_close``'s default tolerances by dtype (its documentation).
-_DEFAULT_RTOL = {
-    torch.float16: 1e-3,
-    torch.bfloat16: 1.6e-2,
-    torch.float32: 1.3e-6,
-    torch.float64: 1e-7,
-    torch.complex32: 1e-3,
-    torch.complex64: 1.3e-6,
-    torch.complex128: 1e-7,
-}
-_DEFAULT_ATOL = {
-    torch.float16: 1e-5,
-    torch.bfloat16: 1e-5,
-    torch.float32: 1e-5,
-    torch.float64: 1e-7,
-    torch.complex32: 1e-5,
-    torch.complex64: 1e-5,
-    torch.complex128: 1e-7,
+#: ``torch.testing.assert_close``'s default (rtol, atol) by dtype (its documentation).
+_DEFAULT_TOLERANCES = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex32: (1e-3, 1e-5),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
 }
 
 
