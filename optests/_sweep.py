@@ -38,6 +38,8 @@ SWEEP_TEST = "opinfo_sweeps/test_aot_autograd.py::test_aot_autograd"
 #: pytest-split's default durations file, in the current directory.
 DURATIONS_PATH = ".test_durations"
 _PROPERTY = "optests"
+#: The key under which an xdist worker sends the controller the case ids it deselected.
+_DESELECTED = "optests_deselected"
 
 
 @dataclass(frozen=True)
@@ -490,24 +492,35 @@ class Sweep:
             if "[" in nodeid:
                 self._note_collected(nodeid.rsplit("[", 1)[1].rstrip("]"))
 
-    def _note_collected(self, case_id: str) -> None:
+    def _note_collected(self, case_id: str, deselected: bool = False) -> None:
+        """A case the run collected, or collected and then deselected (``-k``, ``-m``,
+        ``--deselect``, ``--lf``, ``--sw``, a pytest-split group: all report it through
+        ``pytest_deselected``). Either way its registry entries are not stale."""
         parts = parse_case_id(case_id)
         if parts is not None:
-            self._collected_ids.add(case_id)
+            if not deselected:
+                self._collected_ids.add(case_id)
             samples = self._collected[(parts["op"], parts["mode"], parts["dtype"], parts["device"])]
             if parts["tail"].startswith("sample") and parts["tail"] != "samples":
                 samples.add(int(parts["tail"].removeprefix("sample")))
 
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        ids = [case.id for case in map(_case_of, items) if case is not None]
+        if self._is_worker:  # the controller hears of it when the worker finishes
+            self.config.workeroutput.setdefault(_DESELECTED, []).extend(ids)  # type: ignore[attr-defined]
+        for case_id in ids:
+            self._note_collected(case_id, deselected=True)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        for case_id in getattr(node, "workeroutput", {}).get(_DESELECTED, ()):
+            self._note_collected(case_id, deselected=True)
+
     def _whole_selection(self) -> bool:
-        """Stale entries are judged only when the run collected everything its options select."""
-        opt = self.config.option
-        narrowed = (
-            bool(getattr(opt, "keyword", ""))
-            or bool(getattr(opt, "markexpr", ""))
-            or bool(getattr(opt, "deselect", None))
-            or bool(getattr(opt, "splits", None))  # a pytest-split group
-        )
-        return not narrowed and not any("::" in str(a) for a in self.config.args)
+        """Stale entries are judged against what was collected or deselected, which is everything
+        the options select, unless pytest never collected the rest at all: node ids on the
+        command line, or ``--lf`` (which leaves a module's passing tests uncollected)."""
+        return not self.config.getoption("lf", False) and not any("::" in str(a) for a in self.config.args)
 
     def _in_selection(self, e: _registry.Entry) -> bool:
         s = self.settings

@@ -167,3 +167,53 @@ def test_outputs_are_checked_before_any_test_runs(sweep: pytest.Pytester, args: 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([error])
     assert "passed" not in result.stdout.str() and "INTERNALERROR" not in result.stderr.str()
+
+
+_NARROWINGS = {
+    "k": ["-k", "good"],
+    "deselect": ["--deselect", "test_aot_autograd.py::test_aot_autograd[static-float32-cpu-buggy_fake-sample0]"],
+    "pytest-split": ["--splits", "2", "--group", "1"],
+    "node-id": ["test_aot_autograd.py::test_aot_autograd[static-float32-cpu-good-sample0]"],
+}
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("narrowing", sorted(_NARROWINGS))
+def test_a_narrowed_run_reports_no_entry_of_what_it_left_out_as_stale(
+    sweep: pytest.Pytester, accepted: Path, narrowing: str, xdist: list[str]
+) -> None:
+    """Deselected samples are known through pytest_deselected (on xdist, sent by the workers),
+    so their entries are not stale: --optests-strict-registry holds in a narrowed run."""
+    result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry", *_NARROWINGS[narrowing], *xdist)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert "stale registry entry" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_narrowed_run_still_reports_an_entry_nothing_could_match(
+    sweep: pytest.Pytester, accepted: Path, xdist: list[str]
+) -> None:
+    data = json.loads(accepted.read_text())
+    bogus = dict(data["entries"][0], op="buggy_gone", samples=[0])
+    data["entries"].append(bogus)
+    accepted.write_text(json.dumps(data))
+    result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry", "-k", "buggy", *xdist)
+    result.stdout.fnmatch_lines(["stale registry entry (matches no collected sample): buggy_gone *"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.parametrize("flag", ["--lf", "--sw"])
+def test_last_failed_and_stepwise_runs_report_no_stale_entries(sweep: pytest.Pytester, accepted: Path, flag: str) -> None:
+    """--sw deselects what passed before the last failure (reported through pytest_deselected);
+    --lf does not even collect a module's passing tests. Both need pytest's cache, kept on."""
+    registry = accepted.read_text()
+    data = json.loads(registry)
+    data["entries"] = [e for e in data["entries"] if not (e["op"] == "buggy_long" and e["mode"] == "static")]
+    accepted.write_text(json.dumps(data))
+    args = ["--optests-dbs=buggy_ops:ops", "--optests-strict-registry"]
+    assert sweep.runpytest_subprocess(*args, flag).ret != pytest.ExitCode.OK  # buggy_long static fails (--sw stops there)
+    accepted.write_text(registry)
+    result = sweep.runpytest_subprocess(*args, flag)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert "stale registry entry" not in result.stdout.str()
+    assert "deselected" in result.stdout.str() if flag == "--sw" else "rerun previous 2 failures" in result.stdout.str()
