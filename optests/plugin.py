@@ -1,7 +1,11 @@
 """The pytest plugin (entry point ``pytest11``). Thin and torch-free: pytest loads every
-installed plugin in every run, so this module only declares options and validates them; the
-sweep's machinery is registered when a run is configured and imports torch only when the sweep
-is actually collected."""
+installed plugin in every run, so this module only declares options, and stays dormant unless a
+run asks for the sweep. A run asks with any ``--optests-*`` option or ``optests_*`` ini key, or by
+collecting a folder whose ``conftest.py`` sets ``optests_sweep = True`` (``opinfo_sweeps/`` does).
+Then the options are validated before any test, the registry is read, and the sweep's machinery
+is registered; it imports torch only when the sweep is collected. Otherwise optests reads no
+file, imports no torch and changes no outcome, as pytest-xdist registers its session only with
+``-n``."""
 
 from __future__ import annotations
 
@@ -23,6 +27,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(dest, f"{opt.help} (default: {opt.default!r})", default="")
 
 
+#: The conftest attribute that asks for the sweep in its folder.
+ASK = "optests_sweep"
+_SWEEP = "optests-sweep"
+
+
+def _asked(config: pytest.Config) -> bool:
+    for opt in _settings.OPTIONS:
+        dest = "optests_" + opt.name.replace("-", "_")
+        if config.getoption(dest) not in (None, False) or str(config.getini(dest)).strip():
+            return True
+    return any(getattr(plugin, ASK, False) is True for plugin in config.pluginmanager.get_plugins())
+
+
 def _read(config: pytest.Config) -> _settings.Settings:
     settings = _settings.parse(
         lambda name: config.getoption("optests_" + name.replace("-", "_")),
@@ -35,6 +52,8 @@ def _read(config: pytest.Config) -> _settings.Settings:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
+    if not _asked(config):
+        return
     try:
         settings = _read(config)
         if settings.registry is not None:
@@ -51,7 +70,25 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
             raise pytest.UsageError(f"{option}: {e}") from None
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    from ._sweep import Sweep
+_CONFIGURED = pytest.StashKey[bool]()
 
-    config.pluginmanager.register(Sweep(config, _read(config)), "optests-sweep")
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_CONFIGURED] = True
+    if _asked(config):
+        _start(config)
+
+
+def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
+    """A conftest that asks for the sweep but is found only while collecting (``pytest .``);
+    those found before the run is configured are asked about in ``pytest_configure``."""
+    config = manager.get_plugin("pytestconfig")
+    if getattr(plugin, ASK, False) is True and isinstance(config, pytest.Config) and config.stash.get(_CONFIGURED, False):
+        _start(config)
+
+
+def _start(config: pytest.Config) -> None:
+    if config.pluginmanager.get_plugin(_SWEEP) is None:
+        from ._sweep import Sweep
+
+        config.pluginmanager.register(Sweep(config, _read(config)), _SWEEP)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sweepdir import install_sweep
 
 from optests import cli
 
@@ -32,7 +33,7 @@ NIGHTS = [("alpha=forward,gamma=forward", "static"), ("beta=forward,gamma=metada
 def nights(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """The results files of two real sweeps over tests/sweep_fixtures/nightly_ops.py."""
     where = tmp_path_factory.mktemp("nights")
-    shutil.copy(ROOT / "opinfo_sweeps" / "test_aot_autograd.py", where / "test_aot_autograd.py")
+    install_sweep(where)
     paths = []
     for i, (broken, modes) in enumerate(NIGHTS, 1):
         path = where / f"night{i}.json"

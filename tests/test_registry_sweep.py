@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from sweepdir import install_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
@@ -17,7 +17,7 @@ DB = ["--optests-dbs=buggy_ops:ops", "-p", "no:cacheprovider"]
 
 @pytest.fixture
 def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    shutil.copy(ROOT / "opinfo_sweeps" / "test_aot_autograd.py", pytester.path / "test_aot_autograd.py")
+    install_sweep(pytester.path)
     monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
     return pytester
 

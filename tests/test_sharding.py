@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from sweepdir import install_sweep
 from test_history import ENV, NEW
 
 from optests import cli
@@ -20,7 +20,7 @@ DB = ["--optests-dbs=nightly_ops:ops", "-p", "no:cacheprovider", "--optests-mode
 
 @pytest.fixture
 def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    shutil.copy(ROOT / "opinfo_sweeps" / "test_aot_autograd.py", pytester.path / "test_aot_autograd.py")
+    install_sweep(pytester.path)
     monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
     monkeypatch.setenv("NIGHTLY_BROKEN", "beta=forward,gamma=metadata")
     return pytester

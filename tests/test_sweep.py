@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from sweepdir import install_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
@@ -16,7 +16,7 @@ FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
 @pytest.fixture
 def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A pytester dir holding the sweep's test module, with the test-only ops importable."""
-    shutil.copy(ROOT / "opinfo_sweeps" / "test_aot_autograd.py", pytester.path / "test_aot_autograd.py")
+    install_sweep(pytester.path)
     monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
     return pytester
 

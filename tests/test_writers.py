@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sweepdir import install_sweep
 
 from optests import Outcome, Stage
 from optests._files import WriteError, check_writable, write_json_atomic
@@ -86,8 +87,7 @@ def test_atomic_writes_refuse_directories_and_unwritable_places(tmp_path: Path) 
 
 @pytest.fixture
 def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    root = Path(__file__).resolve().parents[1]
-    (pytester.path / "test_aot_autograd.py").write_text((root / "opinfo_sweeps" / "test_aot_autograd.py").read_text())
+    install_sweep(pytester.path)
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent / "sweep_fixtures"))
     return pytester
 
