@@ -18,8 +18,8 @@ from typing import Any
 import torch
 
 from . import _opinfo, _registry, _runner
-from ._check import assert_close_equal_nan, run_check, tolerant
-from ._findings import CheckResult, Outcome, Stage
+from ._check import assert_close_equal_nan, one_intra_op_thread, run_check
+from ._findings import CheckResult, Outcome
 from ._results import SampleResult
 from ._settings import DEFAULT_TIMEOUT, MODES
 
@@ -192,7 +192,7 @@ def check_target(
                 raise AuthorError(f"unknown dtype {dtype_name!r}")
             if not target.opinfo.supports_dtype(dtype, device):
                 continue
-            redrawn = _redrawn(target.opinfo, device, dtype)
+            redrawn = _opinfo.redrawn(target.opinfo, device, dtype)
             for i, sc in enumerate(_opinfo.samples_of(target.opinfo, device, dtype)):
                 plans.append(
                     (
@@ -224,11 +224,9 @@ def check_target(
             dtype = getattr(torch, dtype_name)
             deco = _opinfo.decorations(target.opinfo, mode.startswith("dynamic"), device, dtype)
             if deco.skip:
-                return CheckResult(
-                    Outcome.SKIPPED, message=f"the OpInfo's decorations skip {_opinfo.TEST_CLASS} here: {deco.skip}"
-                )
+                return CheckResult(Outcome.SKIPPED, message=deco.skip_message)
             if deco.tolerance:
-                options = {**options, "assert_equals_fn": tolerant(dtype, deco.atol, deco.rtol)}
+                options = {**options, "assert_equals_fn": deco.assert_equals(dtype)}
                 notes = (deco.tolerance,)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -248,10 +246,9 @@ def check_target(
                 result = work((position, mode)) if runner is None else runner.run((position, mode), timeout)
                 if isinstance(result, _runner.Died):
                     first = result.message.splitlines()[0]
-                    stage = Stage.CRASH if result.kind == "crash" else Stage.TIMEOUT
                     message = f"{first} [{target.name} {mode} {dtype_name} {device} sample {index}]"
                     result = CheckResult(
-                        Outcome.FAILED, stage, message, detail=result.message, duration=time.perf_counter() - start
+                        Outcome.FAILED, result.stage, message, detail=result.message, duration=time.perf_counter() - start
                     )
                 out.append(
                     SampleCheck(
@@ -272,21 +269,11 @@ def check_target(
     return out
 
 
-def _redrawn(op: Any, device: str, dtype: torch.dtype) -> list[_opinfo.SampleCall]:
-    """The OpInfo's samples drawn again for the randomized rerun (none if that fails)."""
-    try:
-        return list(_opinfo.samples_of(op, device, dtype, redraw=True))
-    except Exception:
-        return []
-
-
 def _one_thread(work: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``work`` with one intra-op thread, as in the sweep's runner child: the verdict must not
-    depend on the thread count (reductions split across threads round differently)."""
+    """``work`` with one intra-op thread, as in the sweep's runner child."""
 
     def run(task: Any) -> Any:
-        if torch.get_num_threads() != 1:
-            torch.set_num_threads(1)
+        one_intra_op_thread()
         return work(task)
 
     return run

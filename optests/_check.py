@@ -97,6 +97,14 @@ def tolerant(dtype: torch.dtype, atol: float | None, rtol: float | None) -> Call
     return assert_equals
 
 
+def one_intra_op_thread() -> None:
+    """Run checks with one intra-op thread, in the sweep's child and in ``optests check``'s: a
+    verdict must not depend on the thread count (reductions split across threads round
+    otherwise), the sweep's workers already use every core, and GNU OpenMP is not fork-safe."""
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
 def mode_name(dynamic: bool, disable_functionalization: bool = False) -> str:
     """The sweep's name for a mode: ``static``, ``dynamic``, ``static-nofunc``, ``dynamic-nofunc``."""
     return ("dynamic" if dynamic else "static") + ("-nofunc" if disable_functionalization else "")

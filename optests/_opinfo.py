@@ -168,6 +168,17 @@ class Decorations:
     rtol: float | None = None
 
     @property
+    def skip_message(self) -> str:
+        """How a skipped sample's record says why ("" when the test runs)."""
+        return f"the OpInfo's decorations skip {TEST_CLASS} here: {self.skip}" if self.skip else ""
+
+    def assert_equals(self, dtype: torch.dtype) -> Callable[..., None]:
+        """The comparison the check uses: NaN equal to NaN, with the override's tolerances."""
+        from ._check import assert_close_equal_nan, tolerant
+
+        return tolerant(dtype, self.atol, self.rtol) if self.tolerance else assert_close_equal_nan
+
+    @property
     def tolerance(self) -> str:
         """How the results record the override, e.g. ``OpInfo tolerance override(atol=0.005, rtol=0.0001)``."""
         if self.atol is None and self.rtol is None:
@@ -276,8 +287,17 @@ def cached_samples(ref: OpRef, device: str, dtype: torch.dtype) -> tuple[SampleC
     return tuple(samples(ref, device, dtype))
 
 
+def redrawn(op: Any, device: str, dtype: torch.dtype) -> tuple[SampleCall, ...]:
+    """Any OpInfo's samples drawn again under ``RANDOMIZED_SAMPLE_SEED``, for the randomized
+    rerun; none if its generator fails that way (the rerun then uses noise)."""
+    try:
+        return tuple(samples_of(op, device, dtype, redraw=True))
+    except Exception:
+        return ()
+
+
 @functools.lru_cache(maxsize=4)
 def randomized_samples(ref: OpRef, device: str, dtype: torch.dtype) -> tuple[SampleCall, ...]:
-    """The op's samples drawn again under ``RANDOMIZED_SAMPLE_SEED``, for the randomized rerun
-    (kept for the few ops the runner child is working on: it runs an op's samples together)."""
-    return tuple(samples(ref, device, dtype, redraw=True))
+    """:func:`redrawn` for a database op, kept for the few ops the runner child is working on
+    (it runs an op's samples together)."""
+    return redrawn(opinfo(ref), device, dtype)

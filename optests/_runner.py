@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._findings import Stage
+
 _HEADER = struct.Struct("!Q")
 _STDERR_TAIL = 2000
 
@@ -39,6 +41,10 @@ class Died:
 
     kind: str
     message: str
+
+    @property
+    def stage(self) -> Stage:
+        return Stage.CRASH if self.kind == "crash" else Stage.TIMEOUT
 
 
 #: A child whose resident memory passes this is replaced after its task. Checks leave state

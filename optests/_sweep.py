@@ -60,6 +60,11 @@ class Case:
         return f"{self.mode}-{self.dtype}-{self.device}-{self.ref.id}-{tail}"
 
     @property
+    def context(self) -> str:
+        """The bracket that ends its messages: ``sin static float32 cpu sample 3``."""
+        return f"{self.ref.id} {self.mode} {self.dtype} {self.device} sample {self.sample}"
+
+    @property
     def scope(self) -> tuple[str, str, str, str, str]:
         return (self.ref.name, self.ref.variant, self.mode, self.dtype, self.device)
 
@@ -195,7 +200,7 @@ def execute(case: Case) -> tuple[SampleResult, str]:
     import torch
 
     from . import _opinfo
-    from ._check import assert_close_equal_nan, run_check, tolerant
+    from ._check import run_check
 
     assert case.sample is not None
     dtype = getattr(torch, case.dtype)
@@ -203,7 +208,6 @@ def execute(case: Case) -> tuple[SampleResult, str]:
     sample = _opinfo.cached_samples(case.ref, case.device, dtype)[case.sample]
     deco = _opinfo.decorations(_opinfo.opinfo(case.ref), dynamic, case.device, dtype)
     randomized = _randomized_sample(case, dtype)
-    context = f"{case.ref.id} {case.mode} {case.dtype} {case.device} sample {case.sample}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ops warn about deprecated arguments etc.; not findings
         checked = run_check(
@@ -211,13 +215,13 @@ def execute(case: Case) -> tuple[SampleResult, str]:
             sample.args,
             sample.kwargs,
             dynamic,
-            assert_equals_fn=tolerant(dtype, deco.atol, deco.rtol) if deco.tolerance else assert_close_equal_nan,
+            assert_equals_fn=deco.assert_equals(dtype),
             check_gradients=sample.check_gradients,
             try_check_data_specialization=True,
             skip_correctness_check=sample.skip_correctness_check,
             disable_functionalization=case.mode.endswith("-nofunc"),
             randomized_sample=randomized,
-            context=context,
+            context=case.context,
             repro=_opinfo.repro_setup(case.ref, case.device, dtype, case.sample, redraw=randomized is not None),
         )
     tolerance = "; ".join(t for t in (deco.tolerance, *checked.notes) if t)
@@ -230,21 +234,16 @@ def _randomized_sample(case: Case, dtype: Any) -> tuple[list[Any], dict[str, Any
     """The case's sample drawn again under the randomized rerun's seed (None if it cannot be)."""
     from . import _opinfo
 
-    try:
-        again = _opinfo.randomized_samples(case.ref, case.device, dtype)
-    except Exception:  # a generator that fails under another seed: the rerun uses noise
-        return None
+    again = _opinfo.randomized_samples(case.ref, case.device, dtype)
     if case.sample is None or case.sample >= len(again):
         return None
     return again[case.sample].args, again[case.sample].kwargs
 
 
 def _execute_in_child(case: Case) -> tuple[SampleResult, str]:
-    import torch
+    from ._check import one_intra_op_thread
 
-    # One intra-op thread: workers already use every core, and GNU OpenMP is not fork-safe.
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
+    one_intra_op_thread()
     return execute(case)
 
 
@@ -262,7 +261,7 @@ def _decoration_skip(case: Case) -> str:
     from . import _opinfo
 
     deco = _opinfo.decorations(_opinfo.opinfo(case.ref), case.mode.startswith("dynamic"), case.device, getattr(torch, case.dtype))
-    return f"the OpInfo's decorations skip {_opinfo.TEST_CLASS} here: {deco.skip}" if deco.skip else ""
+    return deco.skip_message
 
 
 def _case_of(item: pytest.Item) -> Case | None:
@@ -369,15 +368,14 @@ class Sweep:
             )
             raise
         if isinstance(answer, Died):
-            stage = Stage.CRASH if answer.kind == "crash" else Stage.TIMEOUT
             first = answer.message.splitlines()[0]
             record = case.result(
                 Outcome.FAILED,
-                stage,
-                f"{first} [{case.ref.id} {case.mode} {case.dtype} {case.device} sample {case.sample}]",
+                answer.stage,
+                f"{first} [{case.context}]",
                 time.perf_counter() - start,
             )
-            report = f"[{stage}] {answer.message}"
+            report = f"[{answer.stage}] {answer.message}"
         else:
             record, report = answer
         verdict, entry = self.registry.judge(record)
@@ -387,7 +385,7 @@ class Sweep:
             pytest.xfail(f"expected ({entry.stage}): {entry.reason}")
         if verdict.ok:
             return
-        context = f"[{case.ref.id} {case.mode} {case.dtype} {case.device} sample {case.sample}]"
+        context = f"[{case.context}]"
         if verdict is _registry.Verdict.UNEXPECTED_PASS:
             assert entry is not None
             head = f"outcome=passed, but expected a failure at stage {entry.stage} {context}\nThe registry says: {entry.reason}"
@@ -458,8 +456,7 @@ class Sweep:
         record = case.result(
             Outcome.FAILED,
             Stage.CRASH,
-            f"the pytest-xdist worker running the sample died ({report.longrepr}) "
-            f"[{case.ref.id} {case.mode} {case.dtype} {case.device} sample {case.sample}]",
+            f"the pytest-xdist worker running the sample died ({report.longrepr}) [{case.context}]",
         )
         verdict, entry = self.registry.judge(record)
         self._record(dataclasses.replace(record, verdict=verdict.value))

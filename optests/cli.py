@@ -40,13 +40,6 @@ def _read_results(path: str) -> tuple[dict[str, str], list[_results.SampleResult
         raise CommandError(str(e)) from None
 
 
-def _read_with_status(path: str) -> tuple[dict[str, str], list[_results.SampleResult], bool]:
-    try:
-        return _results.read_with_status(Path(path))
-    except _results.ResultsError as e:
-        raise CommandError(str(e)) from None
-
-
 def _accept(args: argparse.Namespace) -> int:
     loaded = []
     torch_versions = set()
@@ -193,7 +186,7 @@ def _durations(args: argparse.Namespace) -> int:
 def _diff(args: argparse.Namespace) -> int:
     from . import _diff as diff
 
-    (old_env, old, old_whole), (new_env, new, new_whole) = (_read_with_status(p) for p in (args.old, args.new))
+    (old_env, old, old_whole), (new_env, new, new_whole) = (_results.read_with_status(Path(p)) for p in (args.old, args.new))
     for path, whole in ((args.old, old_whole), (args.new, new_whole)):
         if not whole:  # its missing samples read as "removed": say why
             print(f"optests diff: note: {path} holds a partial run (interrupted, or a journal)", file=sys.stderr)
