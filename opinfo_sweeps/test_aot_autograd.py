@@ -1,15 +1,13 @@
 """The sweep: every OpInfo sample through the AOT-autograd check, one test per sample and mode.
 
 Select with the optests options (``pytest --help``, section optests) or ``-k``; ids read
-``static-float32-cpu-sin-sample3``.
+``static-float32-cpu-sin-sample3``. The plugin hands out both fixtures.
 """
 
 from __future__ import annotations
 
-import pytest
-
-from optests._sweep import Case
+from collections.abc import Callable
 
 
-def test_aot_autograd(optests_case: Case, request: pytest.FixtureRequest) -> None:
-    request.config.pluginmanager.get_plugin("optests-sweep").check(request.node, optests_case)
+def test_aot_autograd(optests_case: object, optests_check: Callable[[object], None]) -> None:
+    optests_check(optests_case)

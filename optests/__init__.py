@@ -21,7 +21,9 @@ from ._findings import (
     RandomizedMismatch,
     Stage,
     TraceFailure,
+    Verdict,
 )
+from ._key import Mode, SampleKey
 
 if TYPE_CHECKING:
     from ._author import AuthorError, SampleCheck, check_op, op_test
@@ -37,12 +39,15 @@ __all__ = [
     "Finding",
     "ForwardMismatch",
     "MetadataMismatch",
+    "Mode",
     "MutationMismatch",
     "Outcome",
     "RandomizedMismatch",
     "SampleCheck",
+    "SampleKey",
     "Stage",
     "TraceFailure",
+    "Verdict",
     "__version__",
     "aot_autograd_check",
     "assert_raises_regex",

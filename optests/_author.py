@@ -19,9 +19,10 @@ import torch
 
 from . import _opinfo, _registry, _runner
 from ._check import assert_close_equal_nan, one_intra_op_thread, run_check
-from ._findings import CheckResult, Outcome
+from ._findings import CheckResult, Outcome, Verdict
+from ._key import DTYPES, MODES, Mode, SampleKey, op_id
 from ._results import SampleResult
-from ._settings import DEFAULT_TIMEOUT, MODES
+from ._settings import DEFAULT_TIMEOUT
 
 Sample = tuple[list[Any], dict[str, Any]]
 
@@ -32,45 +33,61 @@ class AuthorError(ValueError):
 
 @dataclass(frozen=True)
 class Target:
-    """What to check: a name for messages, the callable, and where its samples come from."""
+    """What to check: the op's name and variant, the callable, and where its samples come from."""
 
-    name: str
+    op: str  # an OpInfo's name, a custom op's qualified name, or a callable's
     func: Callable[..., Any]
     opinfo: Any = None  # an OpInfo; None for a custom op or a callable whose samples are given
 
     @property
     def variant(self) -> str:
-        """The OpInfo's variant (``name`` is ``OP.VARIANT``); empty for anything else."""
+        """The OpInfo's variant; empty for anything else."""
         return str(self.opinfo.variant_test_name or "") if self.opinfo is not None else ""
+
+    @property
+    def name(self) -> str:
+        """``NAME.VARIANT`` for an OpInfo with a variant, else ``op``."""
+        return op_id(self.op, self.variant)
 
 
 @dataclass(frozen=True)
 class SampleCheck:
     """One sample of one op in one mode and dtype, as the author API returns it."""
 
-    op: str
-    mode: str
-    dtype: str
-    device: str
-    sample: int
+    key: SampleKey
     result: CheckResult
     inputs: Sample
     check_gradients: object = True  # as the check was called: True, False or "auto"
-    #: The OpInfo's variant: ``op`` is ``NAME.VARIANT`` then (empty for custom ops and callables).
-    variant: str = ""
 
     @property
     def id(self) -> str:
-        return f"{self.mode}-{self.dtype}-{self.device}-{self.op}-sample{self.sample}"
+        return self.key.id
+
+    @property
+    def op(self) -> str:
+        """The op as the author names it: ``NAME.VARIANT`` for an OpInfo with a variant."""
+        return self.key.op_id
+
+    @property
+    def mode(self) -> Mode:
+        return self.key.mode
+
+    @property
+    def dtype(self) -> str:
+        return self.key.dtype
+
+    @property
+    def device(self) -> str:
+        return self.key.device
+
+    @property
+    def sample(self) -> int:
+        assert self.key.sample is not None
+        return self.key.sample
 
     def record(self) -> SampleResult:
-        # never split the name at a dot: nn.functional.dropout is one op with no variant
-        name = self.op.removesuffix(f".{self.variant}") if self.variant else self.op
-        return SampleResult(
-            id=self.id, op=name, variant=self.variant, db="", mode=self.mode, dtype=self.dtype, device=self.device,
-            sample=self.sample, outcome=self.result.outcome, stage=self.result.stage, message=self.result.message,
-            duration=self.result.duration, tolerance="; ".join(self.result.notes),
-        )  # fmt: skip
+        r = self.result
+        return SampleResult(self.key, "", r.outcome, r.stage, r.message, r.duration, tolerance="; ".join(r.notes))
 
 
 # -- resolving ------------------------------------------------------------------------------------
@@ -119,7 +136,7 @@ def resolve(names: Sequence[str]) -> list[Target]:
             close = difflib.get_close_matches(name, sorted({r.id for r in refs}), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise AuthorError(f"unknown op {name!r}: no OpInfo in {', '.join(_opinfo.DATABASES)} matches{hint}")
-        targets.extend(Target(r.id, _opinfo.opinfo(r).op, _opinfo.opinfo(r)) for r in matched)
+        targets.extend(Target(r.name, _opinfo.opinfo(r).op, _opinfo.opinfo(r)) for r in matched)
     return targets
 
 
@@ -157,34 +174,43 @@ def to_samples(items: Iterable[Any], source: str) -> list[Sample]:
 # -- checking -------------------------------------------------------------------------------------
 
 
-def _dtype_of(sample: Sample) -> str:
+def _dtype_of(sample: Sample, position: int) -> str:
+    """The dtype a given sample is recorded under: that of its first tensor."""
     for leaf in torch.utils._pytree.tree_leaves(sample):
         if isinstance(leaf, torch.Tensor):
-            return str(leaf.dtype).removeprefix("torch.")
-    return "none"
+            name = str(leaf.dtype).removeprefix("torch.")
+            if name not in DTYPES:
+                raise AuthorError(f"sample {position}: its first tensor is {name}; optests checks {', '.join(DTYPES)}")
+            return name
+    raise AuthorError(f"sample {position} has no tensor among its arguments: there is nothing to compile")
 
 
-def check_target(
+@dataclass(frozen=True)
+class _Planned:
+    """One check to make: a sample in one mode, with the check's options for it."""
+
+    key: SampleKey
+    sample: Sample
+    options: dict[str, Any]
+
+
+def plan(
     target: Target,
     samples: Sequence[Sample] | None,
     *,
     modes: Sequence[str] = ("static", "dynamic"),
     dtypes: Sequence[str] = ("float32",),
     device: str = "cpu",
-    timeout: float = DEFAULT_TIMEOUT,  # as the sweep's --optests-timeout
-    isolated: bool = True,
-) -> list[SampleCheck]:
-    """Check every sample in every mode. With ``isolated`` (POSIX), the checks run in a forked
-    child, as in the sweep: a sample that kills it is a ``crash`` finding, one that runs past
-    ``timeout`` seconds a ``timeout`` finding, and the next sample gets a fresh child. Where a
-    child cannot be forked (CUDA is initialized), the checks run in this process."""
+) -> list[_Planned]:
+    """The checks :func:`check_target` makes, sample by sample and mode by mode, without making
+    them. Given samples are numbered by position; an OpInfo's within each dtype, as in the sweep."""
     for mode in modes:
         if mode not in MODES:
             raise AuthorError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
-    plans: list[tuple[str, Sample, dict[str, Any]]] = []
+    found: list[tuple[str, Sample, dict[str, Any]]] = []
     if samples is not None:
-        for s in samples:
-            plans.append((_dtype_of(s), s, {"check_gradients": "auto", "try_check_data_specialization": True}))
+        for i, s in enumerate(samples):
+            found.append((_dtype_of(s, i), s, {"check_gradients": "auto", "try_check_data_specialization": True}))
     elif target.opinfo is not None:
         for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name, None)
@@ -194,35 +220,45 @@ def check_target(
                 continue
             redrawn = _opinfo.redrawn(target.opinfo, device, dtype)
             for i, sc in enumerate(_opinfo.samples_of(target.opinfo, device, dtype)):
-                plans.append(
-                    (
-                        dtype_name,
-                        (sc.args, sc.kwargs),
-                        {
-                            "check_gradients": sc.check_gradients,
-                            "try_check_data_specialization": True,
-                            "skip_correctness_check": sc.skip_correctness_check,
-                            "randomized_sample": (redrawn[i].args, redrawn[i].kwargs) if i < len(redrawn) else None,
-                        },
-                    )
-                )
+                options = {
+                    "check_gradients": sc.check_gradients,
+                    "try_check_data_specialization": True,
+                    "skip_correctness_check": sc.skip_correctness_check,
+                    "randomized_sample": (redrawn[i].args, redrawn[i].kwargs) if i < len(redrawn) else None,
+                }
+                found.append((dtype_name, (sc.args, sc.kwargs), options))
     else:
         raise AuthorError(f"{target.name} has no OpInfo: give its samples (--samples MODULE:FUNC, or samples=...)")
-    numbered: list[tuple[str, int, Sample, dict[str, Any]]] = []
+    planned: list[_Planned] = []
     counters: dict[str, int] = {}
-    for position, (dtype_name, sample, options) in enumerate(plans):
-        # given samples are numbered by position; an OpInfo's, within each dtype (as in the sweep)
+    for position, (dtype_name, sample, options) in enumerate(found):
         index = position if samples is not None else counters.get(dtype_name, 0)
         counters[dtype_name] = index + 1
-        numbered.append((dtype_name, index, sample, options))
+        for mode in modes:
+            key = SampleKey(target.op, target.variant, Mode(mode), dtype_name, device, index)
+            planned.append(_Planned(key, sample, options))
+    return planned
 
-    def work(task: tuple[int, str]) -> CheckResult:
-        dtype_name, index, (args, kwargs), options = numbered[task[0]]
-        mode = task[1]
+
+def run_planned(
+    target: Target,
+    planned: Sequence[_Planned],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,  # as the sweep's --optests-timeout
+    isolated: bool = True,
+) -> list[SampleCheck]:
+    """Make the planned checks. With ``isolated`` (POSIX), they run in a forked child, as in the
+    sweep: a sample that kills it is a ``crash`` finding, one that runs past ``timeout`` seconds a
+    ``timeout`` finding, and the next sample gets a fresh child. Where a child cannot be forked
+    (CUDA is initialized), the checks run in this process."""
+
+    def work(position: int) -> CheckResult:
+        p = planned[position]
+        key, (args, kwargs), options = p.key, p.sample, p.options
         notes: tuple[str, ...] = ()
         if target.opinfo is not None:  # the OpInfo's own skips and tolerances, as in the sweep
-            dtype = getattr(torch, dtype_name)
-            deco = _opinfo.decorations(target.opinfo, mode.startswith("dynamic"), device, dtype)
+            dtype = getattr(torch, key.dtype)
+            deco = _opinfo.decorations(target.opinfo, key.mode.dynamic, key.device, dtype)
             if deco.skip:
                 return CheckResult(Outcome.SKIPPED, message=deco.skip_message)
             if deco.tolerance:
@@ -231,42 +267,43 @@ def check_target(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = run_check(
-                target.func, args, kwargs, mode.startswith("dynamic"), disable_functionalization=mode.endswith("-nofunc"),
-                context=f"{target.name} {mode} {dtype_name} {device} sample {index}",
-                **{"assert_equals_fn": assert_close_equal_nan, **options},
+                target.func, args, kwargs, key.mode.dynamic, disable_functionalization=not key.mode.functionalized,
+                context=key.context, **{"assert_equals_fn": assert_close_equal_nan, **options},
             )  # fmt: skip
         return _portable(dataclasses.replace(result, notes=notes + result.notes))
 
     runner = _runner.IsolatedRunner(_one_thread(work)) if isolated and _runner.fork_is_safe() else None
     out: list[SampleCheck] = []
     try:
-        for position, (dtype_name, index, (args, kwargs), options) in enumerate(numbered):
-            for mode in modes:
-                start = time.perf_counter()
-                result = work((position, mode)) if runner is None else runner.run((position, mode), timeout)
-                if isinstance(result, _runner.Died):
-                    first = result.message.splitlines()[0]
-                    message = f"{first} [{target.name} {mode} {dtype_name} {device} sample {index}]"
-                    result = CheckResult(
-                        Outcome.FAILED, result.stage, message, detail=result.message, duration=time.perf_counter() - start
-                    )
-                out.append(
-                    SampleCheck(
-                        target.name,
-                        mode,
-                        dtype_name,
-                        device,
-                        index,
-                        result,
-                        (list(args), dict(kwargs)),
-                        options["check_gradients"],
-                        target.variant,
-                    )
+        for position, p in enumerate(planned):
+            start = time.perf_counter()
+            result = work(position) if runner is None else runner.run(position, timeout)
+            if isinstance(result, _runner.Died):
+                message = f"{result.message.splitlines()[0]} [{p.key.context}]"
+                result = CheckResult(
+                    Outcome.FAILED, result.stage, message, detail=result.message, duration=time.perf_counter() - start
                 )
+            args, kwargs = p.sample
+            out.append(SampleCheck(p.key, result, (list(args), dict(kwargs)), p.options["check_gradients"]))
     finally:
         if runner is not None:
             runner.close()
     return out
+
+
+def check_target(
+    target: Target,
+    samples: Sequence[Sample] | None,
+    *,
+    modes: Sequence[str] = ("static", "dynamic"),
+    dtypes: Sequence[str] = ("float32",),
+    device: str = "cpu",
+    timeout: float = DEFAULT_TIMEOUT,
+    isolated: bool = True,
+) -> list[SampleCheck]:
+    """Check every sample in every mode (see :func:`plan` and :func:`run_planned`)."""
+    planned = plan(target, samples, modes=modes, dtypes=dtypes, device=device)
+    return run_planned(target, planned, timeout=timeout, isolated=isolated)
 
 
 def _one_thread(work: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -280,21 +317,30 @@ def _one_thread(work: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 
 def _portable(result: CheckResult) -> CheckResult:
-    """``result`` as it can cross from the runner's child: a finding's inputs detached (autograd
-    does not cross processes), keeping ``requires_grad``."""
+    """``result`` as it can cross from the runner's child: a finding's inputs and options (its
+    ``randomized_sample``) detached (autograd does not cross processes), keeping
+    ``requires_grad`` and a tensor passed twice; either is dropped (None) if it does not pickle."""
     error = result.error
-    if error is not None and error.inputs is not None:
+    if error is None:
+        return result
+    detached: dict[int, torch.Tensor] = {}
 
-        def detach(x: Any) -> Any:
-            if isinstance(x, torch.Tensor):
-                return x.detach().requires_grad_(x.requires_grad) if x.requires_grad else x.detach()
-            return x
+    def detach(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            if id(x) not in detached:
+                detached[id(x)] = x.detach().requires_grad_(x.requires_grad) if x.requires_grad else x.detach()
+            return detached[id(x)]
+        return x
 
-        error.inputs = torch.utils._pytree.tree_map(detach, error.inputs)
-        try:
-            pickle.dumps(error.inputs)
-        except Exception:  # e.g. a closure among the arguments: the repro falls back to the sample's
-            error.inputs = None
+    for field in ("inputs", "options"):
+        value = getattr(error, field)
+        if value is not None:
+            value = torch.utils._pytree.tree_map(detach, value)
+            try:
+                pickle.dumps(value)
+            except Exception:  # e.g. a closure among the arguments: the repro falls back to the sample's
+                value = None
+            setattr(error, field, value)
     return result
 
 
@@ -348,26 +394,16 @@ def op_test(
 
     made = samples() if callable(samples) else samples
     given = to_samples(made, "samples") if made is not None else None
-    checks_by_id: dict[str, SampleCheck] = {}
-
-    def run_all() -> None:
-        if not checks_by_id:
-            checks_by_id.update((c.id, c) for c in check_op(op, given, modes=modes))
-
-    if given is None:  # an OpInfo: its samples are only known by making them
-        run_all()
-        ids = list(checks_by_id)
-    else:
-        name = _target(op).name
-        ids = [f"{m}-{_dtype_of(s)}-cpu-{name}-sample{i}" for i, s in enumerate(given) for m in modes]
+    target = _target(op)
+    planned = {p.key.id: p for p in plan(target, given, modes=modes)}  # makes samples, checks nothing
     entries = _registry.load(Path(registry)) if registry is not None else []
 
-    @pytest.mark.parametrize("optests_sample_id", ids)
+    @pytest.mark.parametrize("optests_sample_id", list(planned))
     def test(optests_sample_id: str) -> None:
-        run_all()
-        check = checks_by_id[optests_sample_id]
+        # each test checks its own sample, on the process (xdist worker) that runs it
+        (check,) = run_planned(target, [planned[optests_sample_id]])
         verdict, entry = _registry.Registry(entries, str(torch.__version__)).judge(check.record())
-        if verdict is _registry.Verdict.XFAILED:
+        if verdict is Verdict.XFAILED:
             pytest.xfail(f"expected ({entry.stage if entry else ''}): {entry.reason if entry else ''}")
         if not verdict.ok:
             error = check.result.error

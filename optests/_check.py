@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import inspect
 import re
 import time
@@ -87,14 +88,10 @@ def assert_close_equal_nan(actual: Any, expected: Any, **kwargs: Any) -> None:
 def tolerant(dtype: torch.dtype, atol: float | None, rtol: float | None) -> Callable[..., None]:
     """:func:`assert_close_equal_nan` with tolerances raised as an OpInfo's ``toleranceOverride``
     (or ``precisionOverride``) for ``dtype`` raises them in PyTorch's test framework: each is the
-    larger of the override and ``assert_close``'s default for that dtype."""
+    larger of the override and ``assert_close``'s default for that dtype. A ``functools.partial``,
+    so that it pickles and a repro script can name it."""
     default_rtol, default_atol = _DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
-    tolerances = {"atol": max(atol or 0.0, default_atol), "rtol": max(rtol or 0.0, default_rtol)}
-
-    def assert_equals(actual: Any, expected: Any, **kwargs: Any) -> None:
-        assert_close_equal_nan(actual, expected, **{**tolerances, **kwargs})
-
-    return assert_equals
+    return functools.partial(assert_close_equal_nan, atol=max(atol or 0.0, default_atol), rtol=max(rtol or 0.0, default_rtol))
 
 
 def one_intra_op_thread() -> None:
@@ -244,17 +241,27 @@ def _is_plain_strided(t: torch.Tensor) -> bool:
     )
 
 
-def _copy(t: torch.Tensor, randomize: bool, values: torch.Tensor | None = None) -> torch.Tensor:
+def _copy(
+    t: torch.Tensor,
+    randomize: bool,
+    values: torch.Tensor | None = None,
+    storages: dict[tuple[str, int], torch.UntypedStorage] | None = None,
+) -> torch.Tensor:
     """A copy with the same values (or, when ``randomize``, fresh ones for floating tensors:
     ``values`` where given, uniform [0, 1) noise elsewhere), size, strides, storage offset,
-    ``requires_grad`` and leaf-ness."""
+    ``requires_grad`` and leaf-ness. ``storages`` maps each storage copied so far to its copy:
+    tensors that share a storage (views of one base) get copies that share one storage."""
     with torch.no_grad():
         src = t.detach()
         fresh = randomize and src.dtype.is_floating_point
         if _is_plain_strided(src):
-            storage = src.untyped_storage().clone()  # type: ignore[no-untyped-call]
+            key = (str(src.device), src.untyped_storage().data_ptr())
+            shared = storages.get(key) if storages is not None and src.untyped_storage().nbytes() else None
+            storage = src.untyped_storage().clone() if shared is None else shared  # type: ignore[no-untyped-call]
+            if storages is not None and shared is None and storage.nbytes():
+                storages[key] = storage
             copy = src.new_empty(0).set_(storage, src.storage_offset(), src.size(), src.stride())
-            if fresh:
+            if fresh and shared is None:  # a shared storage was randomized whole with its first tensor
                 whole = src.new_empty(0).set_(storage, 0, (storage.nbytes() // src.element_size(),), (1,))
                 whole.uniform_(0, 1)
         else:
@@ -273,11 +280,13 @@ def _copy(t: torch.Tensor, randomize: bool, values: torch.Tensor | None = None) 
 def _copies(
     tensors: Sequence[torch.Tensor], randomize: bool = False, values: Sequence[torch.Tensor] | None = None
 ) -> list[torch.Tensor]:
-    """Fresh copies; an input passed twice stays one tensor passed twice."""
+    """Fresh copies; an input passed twice stays one tensor passed twice, and inputs that share
+    a storage (views of one base) share one copied storage, so aliasing survives the copy."""
     memo: dict[int, torch.Tensor] = {}
+    storages: dict[tuple[str, int], torch.UntypedStorage] = {}
     for i, t in enumerate(tensors):
         if id(t) not in memo:
-            memo[id(t)] = _copy(t, randomize, values[i] if values is not None else None)
+            memo[id(t)] = _copy(t, randomize, values[i] if values is not None else None, storages)
     return [memo[id(t)] for t in tensors]
 
 
@@ -305,7 +314,7 @@ def _donor_values(call: _TensorCall, sample: tuple[Sequence[Any], Mapping[str, A
             if not _identical(d.detach(), t.detach(), strides=False):
                 return None
             continue
-        if t.layout != torch.strided or torch._debug_has_internal_overlap(t) != 0:  # type: ignore[attr-defined]
+        if t.layout != torch.strided or torch._debug_has_internal_overlap(t) != 0:
             return None  # its elements share memory: no copy can give each its own value
         if not differs:
             differs = not _identical(d.detach(), t.detach(), strides=False)
@@ -942,8 +951,10 @@ def _check(
     kwargs = {} if kwargs is None else kwargs
     mode = mode_name(dynamic, disable_functionalization)
     call = _TensorCall(func, args, kwargs)
-    options = {
+    options: dict[str, Any] = {  # the check's keyword arguments; a finding keeps them for its repro script
         "dynamic": dynamic,
+        "assert_raises_regex_fn": assert_raises_regex_fn,
+        "assert_equals_fn": assert_equals_fn,
         "check_gradients": check_gradients,
         "try_check_data_specialization": try_check_data_specialization,
         "skip_correctness_check": skip_correctness_check,
@@ -952,7 +963,8 @@ def _check(
         "check_mutations": check_mutations,
         "randomize_without_gradients": randomize_without_gradients,
         "float64_reference": float64_reference,
-        "randomized_sample": randomized_sample is not None,
+        "randomized_sample": randomized_sample,
+        "context": context or f"{_repro.func_name(func)} {mode}",
     }
     opts = _Options(
         dynamic=dynamic,
@@ -964,9 +976,26 @@ def _check(
         check_metadata=check_metadata,
         check_mutations=check_mutations,
         float64_reference=float64_reference,
-        context=context or f"{_repro.func_name(func)} {mode}",
-        repro=_repro.render(func, args, kwargs, options, setup=repro, randomized_sample=randomized_sample),
+        context=options["context"],
+        repro=_repro.render(func, args, kwargs, options, setup=repro),
     )
+    try:
+        return _check_call(call, opts, try_check_data_specialization, randomize_without_gradients, randomized_sample)
+    except Finding as f:
+        f.options = options
+        raise
+
+
+def _check_call(
+    call: _TensorCall,
+    opts: _Options,
+    try_check_data_specialization: bool,
+    randomize_without_gradients: bool,
+    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None,
+) -> list[str]:
+    """The check proper: eager vs compiled on the call's inputs, then on randomized data through
+    the same compiled function. Raises a :class:`Finding`; returns the notes. Repro scripts run
+    this very function: ``_repro.write_standalone`` copies it, with all it uses, into them."""
     with _environment_independent():
         compiled = _compile(call, opts)
         originals = list(call.tensors)

@@ -45,6 +45,30 @@ class Outcome(str, enum.Enum):
         return self.value
 
 
+class Verdict(str, enum.Enum):
+    """How the expected-failures registry judges an outcome (results record it as ``verdict``)."""
+
+    PASSED = "passed"
+    #: Failed as the registry expects.
+    XFAILED = "xfailed"
+    #: Not run: a skip entry covers it.
+    SKIPPED = "skipped"
+    NOT_APPLICABLE = "not_applicable"
+    #: Failed with no entry.
+    UNEXPECTED_FAILURE = "unexpected_failure"
+    #: Failed at another stage than the entry says.
+    STAGE_CHANGED = "stage_changed"
+    #: Passed although an xfail entry expects a failure (strict).
+    UNEXPECTED_PASS = "unexpected_pass"
+
+    @property
+    def ok(self) -> bool:
+        return self in (Verdict.PASSED, Verdict.XFAILED, Verdict.SKIPPED, Verdict.NOT_APPLICABLE)
+
+    def __str__(self) -> str:
+        return self.value
+
+
 def shape_message(what: str, actual: object, expected: object, context: str) -> str:
     """The one message shape of the house: ``what=actual, but expected expected [context]``."""
     return f"{what}={actual}, but expected {expected} [{context}]"
@@ -71,6 +95,10 @@ class Finding(AssertionError):
         #: ``(args, kwargs)`` of the call that showed the finding (for randomized findings, the
         #: random data), set by the check; ``None`` if unknown.
         self.inputs: tuple[tuple[object, ...], dict[str, object]] | None = None
+        #: The keyword arguments of the check that found it (``dynamic``, ``check_gradients``,
+        #: ``assert_equals_fn``, ``randomized_sample``, ``context``, ...), set by the check: with
+        #: the op and its original inputs, what a standalone repro script needs; ``None`` if unknown.
+        self.options: dict[str, object] | None = None
         super().__init__(self.summary)
 
     def __reduce__(self) -> tuple[object, ...]:

@@ -18,9 +18,11 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from ._env import now
 from ._files import Busy, WriteError, locked
-from ._findings import Outcome, Stage
-from ._results import SampleResult, describe_os_error, now
+from ._findings import Outcome, Stage, Verdict
+from ._key import SampleKey
+from ._results import SampleResult, describe_os_error
 
 APPLICATION = "optests-history"
 #: Seconds a writer waits for another (the lock file, then SQLite's busy timeout) before giving up.
@@ -279,7 +281,7 @@ class History:
                 cur.executemany(
                     "INSERT INTO cases (key, op, variant, db, mode, dtype, device, sample) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT (key) DO NOTHING",
-                    [(r.id, r.op, r.variant, r.db, r.mode, r.dtype, r.device, r.sample) for r in records],
+                    [(r.id, r.op, r.variant, r.db, r.mode.value, r.dtype, r.device, r.sample) for r in records],
                 )
                 cur.executemany(
                     "INSERT INTO messages (text) VALUES (?) ON CONFLICT (text) DO NOTHING",
@@ -289,10 +291,10 @@ class History:
                 message_ids = self._ids(cur, "messages", "text", [r.message for r in records if r.message])
                 cur.executemany(
                     "INSERT INTO outcomes (run, case_id, outcome, stage, verdict, duration, message) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(run_id, case_ids[r.id], r.outcome.value, r.stage.value if r.stage else None, r.verdict,
+                    [(run_id, case_ids[r.id], r.outcome.value, r.stage.value if r.stage else None, r.verdict.value if r.verdict else "",
                       round(r.duration, 4), message_ids.get(r.message)) for r in records],
                 )  # fmt: skip
-                counts = Counter((r.mode, r.outcome.value) for r in records)
+                counts = Counter((r.mode.value, r.outcome.value) for r in records)
                 cur.executemany(
                     "INSERT INTO run_counts (run, mode, outcome, count) VALUES (?, ?, ?, ?)",
                     [(run_id, mode, outcome, n) for (mode, outcome), n in sorted(counts.items())],
@@ -340,8 +342,8 @@ class History:
                 (run.id,),
             ).fetchall()
         return [
-            SampleResult(key, op, variant, db, mode, dtype, device, sample, Outcome(outcome),
-                         Stage(stage) if stage else None, message or "", duration, verdict)
+            SampleResult(SampleKey.of_record(key, op, variant, mode, dtype, device, sample), db, Outcome(outcome),
+                         Stage(stage) if stage else None, message or "", duration, Verdict(verdict) if verdict else None)
             for key, op, variant, db, mode, dtype, device, sample, outcome, stage, message, duration, verdict in rows
         ]  # fmt: skip
 

@@ -200,7 +200,7 @@ def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Deco
             active.append(d)  # a plain decorator applies to every test of the op
             continue
         try:
-            if d.is_active(TEST_CLASS, TEST_NAMES[dynamic], device, dtype, {"dtype": dtype}):  # type: ignore[no-untyped-call]
+            if d.is_active(TEST_CLASS, TEST_NAMES[dynamic], device, dtype, {"dtype": dtype}):
                 active.extend(d.decorators)
         except Exception:  # an active_if that cannot judge these arguments
             continue

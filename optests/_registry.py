@@ -1,4 +1,4 @@
-"""The expected-failures registry (SPEC section 3): load and validate, look up, judge, accept.
+"""The expected-failures registry (``docs/contract.md``, "Registry"): load and validate, look up, judge, accept.
 
 Torch-free. One entry covers samples of one scope (op, variant, mode, dtype, device) that fail
 at one stage; ``samples`` lists them (``xfail``), or is absent for a ``skip`` of the whole scope.
@@ -20,14 +20,14 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ._files import locked, write_json_atomic
-from ._findings import Outcome, Stage
+from ._findings import Outcome, Stage, Verdict
+from ._key import DEVICES, DTYPES, MODES, Scope, op_id
 from ._results import SampleResult, describe_os_error
-from ._settings import DEVICES, DTYPES, MODES
 
-SCHEMA_VERSION = 1
+#: 2 writes ``samples`` as ranges (``"0-323, 330"``); files of version 1 (a list of indices) still load.
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 DEFAULT_PATH = "expected_failures.json"
-
-Scope = tuple[str, str, str, str, str]  # op, variant, mode, dtype, device
 
 
 class Status(str, enum.Enum):
@@ -57,7 +57,7 @@ class Entry:
 
     @property
     def scope(self) -> Scope:
-        return (self.op, self.variant, self.mode, self.dtype, self.device)
+        return Scope(self.op, self.variant, self.mode, self.dtype, self.device)
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -65,7 +65,7 @@ class Entry:
 
     @property
     def op_id(self) -> str:
-        return f"{self.op}.{self.variant}" if self.variant else self.op
+        return op_id(self.op, self.variant)
 
     @property
     def label(self) -> str:
@@ -91,7 +91,7 @@ class Entry:
             "reason": self.reason,
         }
         if self.samples is not None:
-            d["samples"] = list(self.samples)
+            d["samples"] = ranges(self.samples)
         if self.issue:
             d["issue"] = self.issue
         if self.torch:
@@ -99,8 +99,36 @@ class Entry:
         return d
 
 
-def scope_of(r: SampleResult) -> Scope:
-    return (r.op, r.variant, r.mode, r.dtype, r.device)
+def ranges(samples: Iterable[int]) -> str:
+    """Sample indices as the registry writes them: consecutive runs as ranges, ``"0-3, 7, 9-10"``."""
+    out: list[str] = []
+    ordered = sorted(set(samples))
+    start = 0
+    for i, s in enumerate(ordered):
+        if i + 1 == len(ordered) or ordered[i + 1] != s + 1:
+            first = ordered[start]
+            out.append(f"{first}-{s}" if s > first else str(s))
+            start = i + 1
+    return ", ".join(out)
+
+
+_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def parse_ranges(text: str) -> tuple[int, ...]:
+    """The indices ``"0-3, 7"`` names; a ``ValueError`` unless the ranges ascend without overlap."""
+    out: list[int] = []
+    for part in text.split(","):
+        m = _RANGE.match(part.strip())
+        if m is None:
+            raise ValueError(f"{part.strip()!r} is not an index or a range such as 3-7")
+        first, last = int(m[1]), int(m[2] or m[1])
+        if last < first:
+            raise ValueError(f"the range {part.strip()!r} runs backwards")
+        if out and first <= out[-1]:
+            raise ValueError(f"{part.strip()!r} comes after {out[-1]}: indices must ascend without repeats")
+        out.extend(range(first, last + 1))
+    return tuple(out)
 
 
 # -- reading and writing --------------------------------------------------------------------------
@@ -115,7 +143,7 @@ _REQUIRED: dict[str, type] = {
     "stage": str,
     "reason": str,
 }
-_OPTIONAL: dict[str, type] = {"samples": list, "issue": str, "torch": str}
+_OPTIONAL: dict[str, type | tuple[type, ...]] = {"samples": (str, list), "issue": str, "torch": str}
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -139,9 +167,10 @@ def _entry(raw: object, where: str) -> Entry:
     unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
     if unknown:
         raise RegistryError(f"{label}: unknown field {sorted(unknown)[0]!r}; fields: {', '.join([*_REQUIRED, *_OPTIONAL])}")
-    for name, typ in _OPTIONAL.items():
-        if name in raw and not isinstance(raw[name], typ):
-            raise RegistryError(f"{label}: field {name!r} must be a {typ.__name__}, got {raw[name]!r}")
+    for name, types in _OPTIONAL.items():
+        if name in raw and not isinstance(raw[name], types):
+            kind = "list or a string of ranges" if name == "samples" else "string"
+            raise RegistryError(f"{label}: field {name!r} must be a {kind}, got {raw[name]!r}")
     for name, valid in (
         ("mode", MODES),
         ("dtype", DTYPES),
@@ -154,6 +183,11 @@ def _entry(raw: object, where: str) -> Entry:
     if not raw["op"] or not raw["reason"].strip():
         raise RegistryError(f"{label}: {'op' if not raw['op'] else 'reason'} must not be empty")
     samples = raw.get("samples")
+    if isinstance(samples, str):
+        try:
+            samples = list(parse_ranges(samples))
+        except ValueError as e:
+            raise RegistryError(f"{label}: samples {raw['samples']!r}: {e}") from None
     if samples is not None:
         if not samples or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in samples):
             raise RegistryError(f"{label}: samples must be a non-empty list of sample indices (integers >= 0), got {samples!r}")
@@ -190,9 +224,10 @@ def parse(text: str, path: str) -> list[Entry]:
         raise RegistryError(f"{path}: {e}") from None
     if not isinstance(data, dict):
         raise RegistryError(f'{path}: the registry must be a JSON object with "schema_version" and "entries"')
-    if data.get("schema_version") != SCHEMA_VERSION:
+    if data.get("schema_version") not in READABLE_VERSIONS:
         raise RegistryError(
-            f"{path}: schema_version {data.get('schema_version')!r} is not supported (this optests reads {SCHEMA_VERSION})"
+            f"{path}: schema_version {data.get('schema_version')!r} is not supported (this optests reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
     unknown = set(data) - {"schema_version", "entries", "comment"}
     if unknown:
@@ -278,25 +313,6 @@ def accept_into(
 # -- judging --------------------------------------------------------------------------------------
 
 
-class Verdict(str, enum.Enum):
-    PASSED = "passed"
-    #: Failed as the registry expects.
-    XFAILED = "xfailed"
-    #: Not run: a skip entry covers it.
-    SKIPPED = "skipped"
-    NOT_APPLICABLE = "not_applicable"
-    #: Failed with no entry.
-    UNEXPECTED_FAILURE = "unexpected_failure"
-    #: Failed at another stage than the entry says.
-    STAGE_CHANGED = "stage_changed"
-    #: Passed although an xfail entry expects a failure (strict).
-    UNEXPECTED_PASS = "unexpected_pass"
-
-    @property
-    def ok(self) -> bool:
-        return self in (Verdict.PASSED, Verdict.XFAILED, Verdict.SKIPPED, Verdict.NOT_APPLICABLE)
-
-
 class Registry:
     """Entries indexed by scope, restricted to those that apply to one torch version."""
 
@@ -315,7 +331,7 @@ class Registry:
         return None
 
     def judge(self, record: SampleResult) -> tuple[Verdict, Entry | None]:
-        entry = self.lookup(scope_of(record), record.sample)
+        entry = self.lookup(record.key.scope, record.sample)
         if record.outcome is Outcome.NOT_APPLICABLE:
             return Verdict.NOT_APPLICABLE, entry
         if record.outcome is Outcome.SKIPPED:
@@ -343,18 +359,17 @@ def _applies(e: Entry, torch_version: str) -> bool:
 
 def stale(
     entries: Iterable[Entry],
-    collected: Mapping[tuple[str, str, str, str], set[int]],
+    collected: Mapping[Scope, set[int]],
     in_selection: Callable[[Entry], bool],
     torch_version: str,
 ) -> list[Entry]:
     """Entries that apply to this torch, lie inside the run's selection and match no collected
-    sample. ``collected`` maps (op id, mode, dtype, device) to the collected sample indices."""
+    sample. ``collected`` maps a scope to the indices of its collected samples."""
     out = []
     for e in entries:
         if not _applies(e, torch_version) or not in_selection(e):
             continue
-        key = (e.op_id, e.mode, e.dtype, e.device)
-        if key not in collected or (e.samples is not None and not collected[key].intersection(e.samples)):
+        if e.scope not in collected or (e.samples is not None and not collected[e.scope].intersection(e.samples)):
             out.append(e)
     return out
 
@@ -385,9 +400,9 @@ def accept(entries: Sequence[Entry], records: Iterable[SampleResult], torch_vers
         stage = r.stage if r.outcome is Outcome.FAILED else None
         if r.outcome is Outcome.FAILED and stage is None:
             continue  # an internal error of optests, not an expectation to record
-        ran[scope_of(r)][r.sample] = stage
+        ran[r.key.scope][r.sample] = stage
         if stage is not None:
-            messages.setdefault((scope_of(r), stage), r.message)
+            messages.setdefault((r.key.scope, stage), r.message)
 
     kept: list[Entry] = []
     old_by_scope: dict[Scope, list[Entry]] = defaultdict(list)

@@ -1,15 +1,29 @@
-"""Repro scripts: Python source that reproduces a check on the same call."""
+"""Repro scripts: Python source that reproduces a check on the same call.
+
+Two kinds. :func:`render` writes the few lines that rerun :func:`optests.aot_autograd_check` on
+the call: a finding's ``repro``. :func:`write_standalone` writes a script that needs torch and
+the op's module, not optests: it carries the check's own code, copied out of
+:mod:`optests._check` by :mod:`optests._source` when the script is written, so it finds what the
+check finds by the check's rules (there is no second implementation to drift). Both rebuild the
+inputs exactly as the check got them (:class:`_Inputs`).
+"""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import functools
+import inspect
+import io
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
-#: Tensors with at most this many elements are written out value by value.
+#: Storages with at most this many elements are written out value by value.
 MAX_INLINE_ELEMENTS = 256
 
 _DEFAULTS: dict[str, object] = {
@@ -23,6 +37,29 @@ _DEFAULTS: dict[str, object] = {
     "float64_reference": True,
     "randomized_sample": False,
 }
+
+#: dtypes that ``torch.tensor(t.tolist(), dtype=t.dtype)`` gives back bit for bit (NaN payloads aside)
+_LITERAL_DTYPES = frozenset(
+    {
+        torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+        torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
+    }
+)  # fmt: skip
+
+#: Non-tensor leaves whose ``repr`` is the expression that makes them again.
+_REPR_TYPES = (
+    type(None),
+    bool,
+    int,
+    str,
+    bytes,
+    range,
+    type(Ellipsis),
+    torch.dtype,
+    torch.memory_format,
+    torch.layout,
+    torch.Size,
+)
 
 
 def func_name(func: Callable[..., Any]) -> str:
@@ -81,27 +118,27 @@ def _nested(v: Any) -> str:
     return repr(v)
 
 
-def tensor_source(t: torch.Tensor) -> str:
-    """An expression that rebuilds ``t``: values inline when small, else a random stand-in."""
-    dtype = str(t.dtype)
-    device = "" if t.device.type == "cpu" else f", device={str(t.device)!r}"
-    shape = list(t.shape)
-    if t.layout != torch.strided or type(t) is not torch.Tensor:
-        expr = f"torch.zeros({shape}, dtype={dtype}{device})  # TODO: a {type(t).__name__} with layout {t.layout} was here"
-    elif t.numel() <= MAX_INLINE_ELEMENTS:
-        values = _nested(t.detach().cpu().resolve_conj().resolve_neg().tolist())
-        expr = f"torch.tensor({values}, dtype={dtype}{device})"
-        if not t.is_contiguous() and _dense_non_overlapping(t):
-            expr = f"torch.empty_strided({shape}, {list(t.stride())}, dtype={dtype}{device}).copy_({expr})"
-    elif t.dtype.is_floating_point or t.dtype.is_complex:
-        expr = f"torch.randn({shape}, dtype={dtype}{device})  # values not embedded ({t.numel()} elements)"
-    elif t.dtype == torch.bool:
-        expr = f"torch.randint(0, 2, {shape}{device}).bool()  # values not embedded ({t.numel()} elements)"
-    else:
-        expr = f"torch.randint(0, 10, {shape}, dtype={dtype}{device})  # values not embedded ({t.numel()} elements)"
-    if t.requires_grad:
-        expr = expr.replace(")  #", ").requires_grad_()  #", 1) if "  #" in expr else expr + ".requires_grad_()"
-    return expr
+# ---------------------------------------------------------------------------------------------
+# Inputs, rebuilt exactly.
+
+
+def _is_plain(t: torch.Tensor) -> bool:
+    return (
+        type(t) is torch.Tensor
+        and t.layout == torch.strided
+        and t.device.type != "meta"
+        and not t.is_conj()
+        and not t.is_neg()
+        and not t.is_quantized
+    )
+
+
+def _storage_key(t: torch.Tensor) -> tuple[str, int]:
+    return str(t.device), t.untyped_storage().data_ptr()
+
+
+def _storage_elements(t: torch.Tensor) -> int:
+    return int(t.untyped_storage().nbytes()) // t.element_size()
 
 
 def _dense_non_overlapping(t: torch.Tensor) -> bool:
@@ -114,27 +151,240 @@ def _dense_non_overlapping(t: torch.Tensor) -> bool:
     return True
 
 
-def value_source(v: Any) -> str:
-    if isinstance(v, torch.Tensor):
-        return tensor_source(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(value_source(x) for x in v) + "]"
-    if isinstance(v, tuple):
-        return "(" + "".join(value_source(x) + ", " for x in v).rstrip(" ") + ")" if v else "()"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k!r}: {value_source(x)}" for k, x in v.items()) + "}"
-    if isinstance(v, float):
-        return _float(v)
-    if isinstance(v, torch.device):
-        return f"torch.device({str(v)!r})"
-    return repr(v)
+def _is_whole(t: torch.Tensor) -> bool:
+    """A tensor that is not a view and is its whole storage: ``torch.tensor(values)`` makes it."""
+    return not t._is_view() and t.storage_offset() == 0 and _storage_elements(t) == t.numel() and _dense_non_overlapping(t)
 
 
-def setup_source(func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
-    """Script lines that define ``func``, ``args`` and ``kwargs``."""
+def _typed(t: torch.Tensor) -> str:
+    device = "" if t.device.type == "cpu" else f", device={str(t.device)!r}"
+    return f"dtype={t.dtype}{device}"
+
+
+def _grad_suffix(t: torch.Tensor) -> str:
+    """What makes a rebuilt tensor a leaf that requires grad, or a non-leaf, as ``t`` is."""
+    if t.grad_fn is not None:
+        return ".requires_grad_().clone()"
+    return ".requires_grad_()" if t.requires_grad else ""
+
+
+class _Inputs:
+    """Script lines that rebuild the tensors among ``values`` exactly as the check got them:
+    size, strides, storage offset, dtype, device, ``requires_grad`` and leaf-ness; one object
+    where the call passed one object twice; and where tensors share a storage (views of one base),
+    that storage made once as a base and each tensor taken from it, so that they share it again.
+
+    Values are written out where a storage has at most ``MAX_INLINE_ELEMENTS`` elements. Larger
+    ones, and objects that have no literal, go to ``saved``: a list the script loads as ``SAVED``
+    from a file beside it. Without ``saved`` (a finding's few-line repro) they get random
+    stand-ins, or a TODO."""
+
+    def __init__(self, values: Sequence[Any], saved: list[Any] | None) -> None:
+        self.lines: list[str] = []
+        self.imports: list[str] = []
+        self._saved = saved
+        self._exprs: dict[int, str] = {}
+        self._tensors = [leaf for v in values for leaf in _leaves(v) if isinstance(leaf, torch.Tensor)]  # alive: ids stay unique
+        self._uses = Counter(id(t) for t in self._tensors)
+        self._groups: dict[tuple[str, int], list[torch.Tensor]] = {}
+        for t in {id(t): t for t in self._tensors}.values():
+            if _is_plain(t) and t.untyped_storage().nbytes():
+                self._groups.setdefault(_storage_key(t), []).append(t)
+        self._bases: dict[tuple[str, int], tuple[str, torch.Tensor | None, bool]] = {}
+        self._counts: Counter[str] = Counter()
+
+    def expr(self, v: Any) -> str:
+        """An expression for ``v`` (a list, tuple or dict is written as a literal of its items)."""
+        if isinstance(v, torch.Tensor):
+            return self._tensor(v)
+        if type(v) is list:
+            return "[" + ", ".join(self.expr(x) for x in v) + "]"
+        if type(v) is tuple:
+            return "(" + ", ".join(self.expr(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        if type(v) is dict:
+            return "{" + ", ".join(f"{self.expr(k)}: {self.expr(x)}" for k, x in v.items()) + "}"
+        return self._leaf(v)
+
+    def _name(self, prefix: str) -> str:
+        n = self._counts[prefix]
+        self._counts[prefix] += 1
+        return f"{prefix}{n}"
+
+    def _line(self, prefix: str, code: str, comment: str = "") -> str:
+        name = self._name(prefix)
+        self.lines.append(f"{name} = {code}" + (f"  # {comment}" if comment else ""))
+        return name
+
+    def _save(self, obj: Any) -> str | None:
+        if self._saved is None:
+            return None
+        if not (isinstance(obj, torch.Tensor) and _is_plain(obj)):  # what torch.save takes, the script gets
+            try:
+                torch.save(obj, io.BytesIO())
+            except Exception:
+                return None
+        self._saved.append(obj)
+        return f"SAVED[{len(self._saved) - 1}]"
+
+    def _tensor(self, t: torch.Tensor) -> str:
+        if id(t) in self._exprs:
+            return self._exprs[id(t)]
+        group = self._groups.get(_storage_key(t)) if _is_plain(t) and t.untyped_storage().nbytes() else None
+        in_place = False
+        if not _is_plain(t):
+            code, comment = self._other(t)
+        elif group is None or (len(group) == 1 and _is_whole(t)):
+            (code, comment), in_place = self._whole(t), True
+        else:
+            code, comment = self._member(t, group), ""
+        if code.isidentifier():
+            expr = code
+        elif in_place and not comment and self._uses[id(t)] == 1:
+            expr = code  # its own storage, used once: written where it is used
+        else:
+            expr = self._line("x", code, comment)
+        self._exprs[id(t)] = expr
+        return expr
+
+    def _values(self, t: torch.Tensor) -> tuple[str, str, bool]:
+        """(expression, comment, exact strides): ``t``'s values, written out, saved or a stand-in."""
+        n = t.numel()
+        if n <= MAX_INLINE_ELEMENTS and t.dtype in _LITERAL_DTYPES:
+            return f"torch.tensor({_nested(t.detach().cpu().tolist())}, {_typed(t)})", "", False
+        saved = self._save(t.detach())
+        if saved is not None:
+            return saved, "", True
+        shape = list(t.shape)
+        if t.dtype.is_floating_point or t.dtype.is_complex:
+            code = f"torch.randn({shape}, {_typed(t)})"
+        elif t.dtype == torch.bool:
+            code = f"torch.randint(0, 2, {shape}{_typed(t).removeprefix('dtype=torch.bool')}).bool()"
+        else:
+            code = f"torch.randint(0, 10, {shape}, {_typed(t)})"
+        return code, f"values not embedded ({n} elements)", False
+
+    def _whole(self, t: torch.Tensor) -> tuple[str, str]:
+        """A tensor that shares its storage with no other input and is all of it."""
+        if t.numel() == 0:
+            return f"torch.empty_strided({list(t.shape)}, {list(t.stride())}, {_typed(t)}){_grad_suffix(t)}", ""
+        code, comment, exact = self._values(t)
+        if not exact and not t.is_contiguous():
+            code = f"torch.empty_strided({list(t.shape)}, {list(t.stride())}, {_typed(t)}).copy_({code})"
+        return code + _grad_suffix(t), comment
+
+    def _member(self, t: torch.Tensor, group: list[torch.Tensor]) -> str:
+        """A tensor that is a view, or shares its storage with other inputs: taken from its base."""
+        base, base_tensor, base_grad = self._base(group)
+        if t is base_tensor:
+            return base
+        src = base if t.grad_fn is not None or not base_grad else f"{base}.detach()"
+        leaf_grad = ".requires_grad_()" if t.requires_grad and t.grad_fn is None else ""
+        if t._is_view() and t.dtype == group[0].dtype:
+            return f"{src}.as_strided({list(t.shape)}, {list(t.stride())}, {t.storage_offset()}){leaf_grad}"
+        # not a view (or of another dtype), yet on that storage: set_ puts it there
+        return (
+            f"torch.empty(0, {_typed(t)}).set_({src}.untyped_storage(), {t.storage_offset()}, {list(t.shape)}, "
+            f"{list(t.stride())}){leaf_grad}"
+        )
+
+    def _base(self, group: list[torch.Tensor]) -> tuple[str, torch.Tensor | None, bool]:
+        """(name, the input it is or None, whether it requires grad) of the group's base, made
+        on first use: the input that is the whole storage, else the storage as a 1-D tensor."""
+        key = _storage_key(group[0])
+        if key in self._bases:
+            return self._bases[key]
+        whole = next((t for t in group if _is_whole(t) and t.dtype == group[0].dtype), None)
+        if whole is not None:
+            code, comment = self._whole(whole)
+            requires_grad = whole.requires_grad
+        else:
+            first = group[0]
+            with torch.no_grad():
+                storage = first.detach().new_empty(0).set_(first.untyped_storage(), 0, (_storage_elements(first),), (1,))
+            code, comment, _ = self._values(storage)
+            requires_grad = any(t.grad_fn is not None for t in group)
+            code += ".requires_grad_()" if requires_grad else ""
+        self.lines.append("")
+        if whole is not None:
+            self.lines.append("# one storage, as the check got it: an input, and the views of it below")
+        else:
+            below = "the inputs below are views of it" if len(group) > 1 else "the input below is a view of it"
+            self.lines.append(f"# one storage, as the check got it: {below}")
+        name = self._line("base", code, comment)
+        self._bases[key] = (name, whole, requires_grad)
+        return self._bases[key]
+
+    def _other(self, t: torch.Tensor) -> tuple[str, str]:
+        """A tensor the check copies with ``clone`` (sparse, a subclass, conjugate or quantized)."""
+        saved = self._save(t.detach())
+        kind = f"a {type(t).__name__} with layout {t.layout}"
+        if saved is not None:
+            return saved + _grad_suffix(t), f"{kind}, as torch.save keeps it"
+        return f"torch.zeros({list(t.shape)}, {_typed(t)}){_grad_suffix(t)}", f"TODO: {kind} was here"
+
+    def _leaf(self, v: Any) -> str:
+        if type(v) is float:
+            return _float(v)
+        if type(v) is complex:
+            return f"complex({_float(v.real)}, {_float(v.imag)})"
+        if type(v) is torch.device:
+            return f"torch.device({str(v)!r})"
+        if type(v) is slice:
+            return f"slice({self.expr(v.start)}, {self.expr(v.stop)}, {self.expr(v.step)})"
+        if type(v) in _REPR_TYPES:
+            return repr(v)
+        if callable(v):
+            imports, named = func_source(v)
+            if "TODO" not in named:
+                self.imports.extend(i for i in imports if i not in self.imports)
+                return named
+        saved = self._save(v)
+        if saved is not None:
+            return self._line("v", saved, f"a {type(v).__name__}, as pickle keeps it")
+        return self._line("v", "None", f"TODO: a {type(v).__name__} was here: {repr(v)[:60]}")
+
+
+def _leaves(v: Any) -> Iterator[Any]:
+    """The leaves of ``v`` as :meth:`_Inputs.expr` writes it: inside lists, tuples and dicts."""
+    if type(v) in (list, tuple):
+        for x in v:
+            yield from _leaves(x)
+    elif type(v) is dict:
+        for x in v.values():
+            yield from _leaves(x)
+    else:
+        yield v
+
+
+def setup_source(
+    func: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None = None,
+) -> str:
+    """Script lines that define ``func``, ``args`` and ``kwargs`` (and ``randomized_sample``)."""
     imports, func_expr = func_source(func)
-    lines = [*imports, f"func = {func_expr}", f"args = {value_source(list(args))}", f"kwargs = {value_source(dict(kwargs))}"]
-    return "\n".join(lines)
+    body, extra = _call_lines(args, kwargs, randomized_sample, saved=None)
+    return "\n".join([*imports, *(i for i in extra if i not in imports), f"func = {func_expr}", *body])
+
+
+def _call_lines(
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None,
+    saved: list[Any] | None,
+) -> tuple[list[str], list[str]]:
+    """(lines that define args, kwargs and randomized_sample, the imports they need)."""
+    values: list[Any] = [list(args), dict(kwargs)]
+    if randomized_sample is not None:
+        values += [list(randomized_sample[0]), dict(randomized_sample[1])]
+    inputs = _Inputs(values, saved)
+    defined = [f"args = {inputs.expr(values[0])}", f"kwargs = {inputs.expr(values[1])}"]
+    if randomized_sample is not None:
+        defined.append("# the same call drawn with other data: the randomized rerun takes its floating values")
+        defined.append(f"randomized_sample = ({inputs.expr(values[2])}, {inputs.expr(values[3])})")
+    lines = inputs.lines[1:] if inputs.lines[:1] == [""] else inputs.lines
+    return lines + defined, inputs.imports
 
 
 def render(
@@ -144,18 +394,16 @@ def render(
     options: Mapping[str, object],
     *,
     setup: str | None = None,
-    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None = None,
 ) -> str:
-    """A script that reruns the check. ``setup`` (defining func, args, kwargs, and
-    ``randomized_sample`` when one is given) overrides the rendering from values, e.g. to
-    rebuild an OpInfo sample by name."""
-    body = setup if setup is not None else setup_source(func, args, kwargs)
-    if setup is None and randomized_sample is not None:
-        body += f"\nrandomized_sample = ({value_source(list(randomized_sample[0]))}, {value_source(dict(randomized_sample[1]))})"
+    """A script that reruns the check (``options``: its keyword arguments, ``dynamic``
+    included). ``setup`` (defining func, args, kwargs, and ``randomized_sample`` when the options
+    have one) overrides the rendering from values, e.g. to rebuild an OpInfo sample by name."""
+    sample: Any = options.get("randomized_sample")
+    body = setup if setup is not None else setup_source(func, args, kwargs, sample or None)
     opts = [f"dynamic={options['dynamic']!r}"] + [
         f"{k}={v!r}" for k, v in options.items() if k in _DEFAULTS and _DEFAULTS[k] != v and k != "randomized_sample"
     ]
-    if options.get("randomized_sample"):
+    if sample:
         opts.append("randomized_sample=randomized_sample")
     return "\n".join(
         [
@@ -167,158 +415,213 @@ def render(
     )
 
 
-STANDALONE = '''\
+# ---------------------------------------------------------------------------------------------
+# The standalone script.
+
+_HEADER = '''\
 """Repro written by `optests check`: {summary}
 
 It needs torch and the module that registers the op, not optests:
     python {script}
-It prints what differs and exits with status 1 while the bug is there, 0 once it is fixed.
+It runs the call below eagerly and under AOTAutograd and compares them with optests' own check,
+whose code is copied at the end of this file. It prints what differs and exits with status 1
+while the bug is there, 0 once it is fixed.
 """
+
+from __future__ import annotations
 
 import os
 import sys
 
 sys.path.insert(0, os.getcwd())  # run it from your project, where your op's module is importable
 
+import warnings
+
 import torch
-import torch.utils._pytree as pytree
-from functorch.compile import compiled_function, default_partition, min_cut_rematerialization_partition, nop
-{imports}
-OP = {func}
-DYNAMIC = {dynamic}
-GRADIENTS = {gradients}  # compare gradients too ("auto": if some input and some output require grad)
-NO_FUNCTIONALIZATION = {nofunc}
-ARGS, KWARGS = torch.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), {inputs!r}), weights_only=False)
-
-LEAVES, SPEC = pytree.tree_flatten((ARGS, KWARGS))
-TENSORS = [x for x in LEAVES if isinstance(x, torch.Tensor)]
-
-
-def call(tensors):
-    it = iter(tensors)
-    args, kwargs = pytree.tree_unflatten([next(it) if isinstance(x, torch.Tensor) else x for x in LEAVES], SPEC)
-    return OP(*args, **kwargs)
-
-
-def fresh():
-    """Copies with the same values, strides and requires_grad, for each run on its own."""
-    out = []
-    for t in TENSORS:
-        c = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
-        with torch.no_grad():
-            c.copy_(t)
-        out.append(c.requires_grad_(t.requires_grad))
-    return out
-
-
-TRACED = []
-
-
-def traced(tensors):
-    out = call(tensors)
-    if not TRACED:  # the first trace: what the fake/meta kernels predicted
-        TRACED.append([(o.dtype, [int(s) for s in o.shape], [int(s) for s in o.stride()]) if isinstance(o, torch.Tensor) else None for o in pytree.tree_leaves(out)])
-    return out
-
-
-def seeded(f, tensors):
-    with torch.random.fork_rng():
-        torch.manual_seed(42)
-        return f(tensors)
-
-
-def loss(out):
-    return sum(o.sum().abs() for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor))
-
-
-def strides(shape, stride):
-    return [st for sz, st in zip(shape, stride) if sz > 1] if all(s > 0 for s in shape) else None
-
-
-problems = []
-eager_in = fresh()
-eager_out = seeded(call, eager_in)
-eager_leaves = pytree.tree_leaves(eager_out)
-grads = GRADIENTS if GRADIENTS != "auto" else any(t.requires_grad for t in eager_in) and any(isinstance(o, torch.Tensor) and o.requires_grad for o in eager_leaves)
-diff = [t for t in eager_in if t.requires_grad]
-eager_grads = torch.autograd.grad(loss(eager_out), diff, allow_unused=True) if grads else None
-
-compiled = compiled_function(
-    traced, nop, nop, dynamic=DYNAMIC, keep_inference_input_mutations=True, disable_functionalization=NO_FUNCTIONALIZATION,
-    partition_fn=default_partition if NO_FUNCTIONALIZATION else min_cut_rematerialization_partition,
-)
-comp_in = fresh()
-try:
-    comp_out = seeded(compiled, comp_in)
-except Exception as e:
-    comp_out = None
-    problems.append(f"the compiled call raised {{type(e).__name__}}: {{e}}")
-
-if TRACED:
-    for i, (pred, real) in enumerate(zip(TRACED[0], eager_leaves)):
-        if pred is None or not isinstance(real, torch.Tensor):
-            continue
-        dtype, shape, stride = pred
-        if dtype != real.dtype or shape != list(real.shape):
-            problems.append(f"output {{i}}: the trace predicted {{dtype}}{{shape}}, the real kernel returned {{real.dtype}}{{list(real.shape)}}")
-        elif strides(shape, stride) != strides(list(real.shape), list(real.stride())):
-            problems.append(f"output {{i}}: the trace predicted strides {{stride}}, the real kernel returned {{list(real.stride())}}")
-for i, (before, e, c) in enumerate(zip(TENSORS, eager_in, comp_in)):
-    e_mut, c_mut = not torch.equal(e.detach(), before.detach()), not torch.equal(c.detach(), before.detach())
-    if e_mut != c_mut:
-        problems.append(f"input {{i}}: eager {{'mutates' if e_mut else 'does not mutate'}} it, the compiled call {{'does' if c_mut else 'does not'}}")
-if comp_out is not None:
-    try:
-        torch.testing.assert_close(comp_out, eager_out, equal_nan=True)
-    except AssertionError as e:
-        problems.append("outputs differ: " + str(e).splitlines()[0] + " " + " ".join(str(e).splitlines()[1:4]))
-    if grads:
-        try:
-            comp_grads = torch.autograd.grad(loss(comp_out), [t for t in comp_in if t.requires_grad], allow_unused=True)
-            torch.testing.assert_close(comp_grads, eager_grads, equal_nan=True)
-        except Exception as e:
-            problems.append("gradients differ: " + " ".join(str(e).splitlines()[:4]))
-
-for p in problems:
-    print(p)
-print("REPRODUCED" if problems else "not reproduced: eager and compiled agree")
-sys.exit(1 if problems else 0)
 '''
+
+_MAIN = '''\
+def main() -> int:
+    """Run the check on the call above as optests ran it; print what differs."""
+    one_intra_op_thread()  # as optests runs every check: a verdict must not depend on the thread count
+    call = _TensorCall(func, args, kwargs)
+    opts = _Options(
+{options}
+    )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # as optests runs it: an op's warnings are not findings
+            # Eager and AOTAutograd (no-op compilers), each on fresh copies of the inputs: what the
+            # trace predicted vs what the kernels returned, errors, metadata, mutations, outputs,
+            # gradients; then again on randomized data through the same compiled function.
+            notes = _check_call(
+{arguments}
+            )
+    except Finding as finding:
+        print(finding)
+        print("REPRODUCED")
+        return 1
+    for note in notes:
+        print(f"note: {{note}}")
+    print("not reproduced: nothing differs between eager and compiled")
+    return 0
+'''
+
+
+def _signature_defaults() -> dict[str, Any]:
+    from ._check import aot_autograd_check
+
+    params = inspect.signature(aot_autograd_check).parameters.values()
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
+
+def _callable_expr(fn: Any, imports: list[str]) -> str:
+    """How the script names a comparison function: one of the check's own (copied), a
+    ``functools.partial`` of one, or an importable function."""
+    from . import _check
+
+    if fn is torch.testing.assert_close:
+        return "torch.testing.assert_close"
+    if isinstance(fn, functools.partial):
+        parts = (
+            [_callable_expr(fn.func, imports)]
+            + [_literal(a) for a in fn.args]
+            + [f"{k}={_literal(v)}" for k, v in fn.keywords.items()]
+        )
+        imports.append("import functools")
+        return f"functools.partial({', '.join(parts)})"
+    name = getattr(fn, "__name__", "")
+    if getattr(fn, "__module__", None) == _check.__name__ and getattr(_check, name, None) is fn:
+        return str(name)
+    named_imports, named = func_source(fn)
+    if "TODO" in named:
+        return f"assert_close_equal_nan  # TODO: the check used {func_name(fn)}, which cannot be named here"
+    imports.extend(named_imports)
+    return named
+
+
+def _literal(v: Any) -> str:
+    return _float(v) if isinstance(v, float) else repr(v)
+
+
+def standalone(
+    func: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    options: Mapping[str, Any],
+    *,
+    summary: str,
+    script_name: str,
+    saved_name: str,
+    imports: Sequence[str] = (),
+    func_expr: str | None = None,
+) -> tuple[str, list[Any]]:
+    """The standalone script for the check of ``func(*args, **kwargs)`` with ``options`` (its
+    keyword arguments, as :attr:`Finding.options` has them), and what it loads from
+    ``saved_name`` beside it (nothing to write if empty)."""
+    from . import _check, _source
+
+    merged = {**_signature_defaults(), **options}
+    dynamic, nofunc = bool(merged["dynamic"]), bool(merged["disable_functionalization"])
+    merged["context"] = merged.get("context") or f"{func_name(func)} {_check.mode_name(dynamic, nofunc)}"
+    merged["repro"] = ""  # the repro is this script
+    sample = merged.get("randomized_sample")
+    saved: list[Any] = []
+    call_lines, input_imports = _call_lines(args, kwargs, sample, saved)
+
+    main_imports: list[str] = []
+    fields = [
+        f
+        for f in dataclasses.fields(_check._Options)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    option_lines = []
+    for f in fields:
+        value = merged[f.name]
+        code, _, comment = (_callable_expr(value, main_imports) if callable(value) else _literal(value)).partition("  # ")
+        option_lines.append(f"        {f.name}={code}," + (f"  # {comment}" if comment else ""))
+    arguments = ["                call,", "                opts,"]
+    for name in list(inspect.signature(_check._check_call).parameters)[2:]:
+        expr = "randomized_sample" if name == "randomized_sample" and sample is not None else _literal(merged[name])
+        arguments.append(f"                {name}={expr},")
+    main = _MAIN.format(options="\n".join(option_lines), arguments="\n".join(arguments))
+
+    used = {n.id for n in ast.walk(ast.parse(main)) if isinstance(n, ast.Name)}
+    copied = _source.copy_definitions(_check.__name__, sorted(n for n in used if hasattr(_check, n)))
+
+    func_imports, named = func_source(func)
+    if func_expr is None or "TODO" not in named:
+        func_expr = named
+    op_imports = [f"import {m}  # registers the op" for m in imports] + [
+        i for i in func_imports + input_imports + main_imports if not any(i.startswith(f"import {m} ") for m in imports)
+    ]
+    header = _HEADER.format(summary=summary.replace('"""', "'''"), script=script_name)
+    top_imports = set(header.splitlines())
+    load = (
+        [
+            f"# Storages too large to write out here, and objects with no literal, are in {saved_name} beside this script.",
+            f"SAVED = torch.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), {saved_name!r}), weights_only=False)",
+        ]
+        if saved
+        else []
+    )
+    script_names = {"func", "args", "kwargs", "randomized_sample", "SAVED", "main", "os", "sys", "warnings", "torch"}
+    script_names |= {line.split(" = ")[0] for line in call_lines if " = " in line and not line.startswith("#")}
+    clash = script_names & copied.names
+    if clash:
+        raise _source.SourceError(f"the script's names {sorted(clash)} clash with the check's")
+    parts = [
+        header + "".join(f"{i}\n" for i in dict.fromkeys(op_imports) if i not in top_imports),
+        _section("The call: the op and its inputs, exactly as the check got them"),
+        "\n".join([f"func = {func_expr}", "", *load, *call_lines]) + "\n",
+        _section("How optests ran the check"),
+        main,
+        _section(f"The check: optests' own code (optests {_version()}), copied unchanged from its modules"),
+        "\n".join(i for i in copied.imports if i not in top_imports) + "\n\n",
+        copied.code + "\n",
+        '\nif __name__ == "__main__":\n    sys.exit(main())\n',
+    ]
+    return "\n".join(parts), saved
+
+
+def _section(title: str) -> str:
+    return f"\n# -- {title} " + "-" * max(3, 94 - len(title)) + "\n"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("optests")
+    except PackageNotFoundError:
+        return "unknown version"
 
 
 def write_standalone(
     directory: Path,
     name: str,
     func: Callable[..., Any],
-    inputs: tuple[Any, Any],
+    inputs: tuple[Sequence[Any], Mapping[str, Any]],
+    options: Mapping[str, Any],
     *,
     summary: str,
-    dynamic: bool,
-    gradients: object,
-    nofunc: bool,
-    imports: Sequence[str],
+    imports: Sequence[str] = (),
     func_expr: str | None = None,
 ) -> Path:
-    """Write ``NAME.py`` and its saved inputs ``NAME.pt`` into ``directory``; the script's path."""
+    """Write ``NAME.py`` into ``directory``, a script that reruns the check of ``func`` on
+    ``inputs`` (the original ``(args, kwargs)``, even for a randomized finding: the script makes
+    the same random data) with ``options`` (the check's keyword arguments, ``dynamic`` included:
+    :attr:`Finding.options`), and ``NAME.pt`` beside it where it needs one. Returns its path."""
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / f"{name}.py"
-    torch.save(inputs, directory / f"{name}.pt")
-    func_imports, named = func_source(func)
-    if func_expr is None or "TODO" not in named:
-        func_expr = named
-    lines = [f"import {m}  # registers the op" for m in imports] + [
-        i for i in func_imports if not any(i.startswith(f"import {m} ") for m in imports)
-    ]
-    script.write_text(
-        STANDALONE.format(
-            summary=summary.replace('"""', "'''"),
-            script=script.name,
-            imports="\n".join(dict.fromkeys(lines)),
-            func=func_expr,
-            dynamic=dynamic,
-            gradients=repr(gradients),
-            nofunc=nofunc,
-            inputs=f"{name}.pt",
-        )
-    )
+    saved_path = directory / f"{name}.pt"
+    text, saved = standalone(
+        func, inputs[0], inputs[1], options, summary=summary, script_name=script.name, saved_name=saved_path.name,
+        imports=imports, func_expr=func_expr,
+    )  # fmt: skip
+    if saved:
+        torch.save(saved, saved_path)
+    else:
+        saved_path.unlink(missing_ok=True)
+    script.write_text(text)
     return script

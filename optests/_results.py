@@ -1,19 +1,17 @@
-"""Results files (SPEC section 4): one record per sample, versioned JSON. Torch-free."""
+"""Results files (``docs/contract.md``, "Results"): one record per sample, versioned JSON. Torch-free."""
 
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
 import math
-import platform
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ._files import WriteError, write_json_atomic
-from ._findings import Outcome, Stage
-from ._settings import DEVICES, DTYPES, MODES
+from ._findings import Outcome, Stage, Verdict
+from ._key import DEVICES, DTYPES, MODES, Mode, SampleKey
 
 #: 2 added ``tolerance`` to records and ``complete`` to the file; files of version 1 still read.
 SCHEMA_VERSION = 2
@@ -27,32 +25,69 @@ JOURNAL_KIND = "optests-results-journal"
 class SampleResult:
     """What happened to one sample in one mode, dtype and device."""
 
-    #: Stable test id, e.g. ``static-float32-cpu-sin-sample3``.
-    id: str
-    op: str
-    variant: str
+    key: SampleKey
+    #: The OpInfo database the op comes from (empty for an author's op).
     db: str
-    mode: str
-    dtype: str
-    device: str
-    #: Sample index within the op's samples; ``None`` for a not-applicable record.
-    sample: int | None
     outcome: Outcome
     stage: Stage | None = None
     message: str = ""
     duration: float = 0.0
-    #: How the expected-failures registry judged it (``xfailed``, ``unexpected_failure``, ...).
-    verdict: str = ""
+    #: How the expected-failures registry judged it; None if it was not judged.
+    verdict: Verdict | None = None
     #: Tolerances beyond ``assert_close``'s defaults that judged it: the OpInfo's own
     #: ``toleranceOverride``, or differences put down to float32 rounding (see the check).
     tolerance: str = ""
 
+    @property
+    def id(self) -> str:
+        return self.key.id
+
+    @property
+    def op(self) -> str:
+        return self.key.op
+
+    @property
+    def variant(self) -> str:
+        return self.key.variant
+
+    @property
+    def op_id(self) -> str:
+        return self.key.op_id
+
+    @property
+    def mode(self) -> Mode:
+        return self.key.mode
+
+    @property
+    def dtype(self) -> str:
+        return self.key.dtype
+
+    @property
+    def device(self) -> str:
+        return self.key.device
+
+    @property
+    def sample(self) -> int | None:
+        return self.key.sample
+
     def to_json(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["outcome"] = self.outcome.value
-        d["stage"] = self.stage.value if self.stage else None
-        d["duration"] = round(self.duration, 4)
-        return d
+        k = self.key
+        return {
+            "id": k.id,
+            "op": k.op,
+            "variant": k.variant,
+            "db": self.db,
+            "mode": k.mode.value,
+            "dtype": k.dtype,
+            "device": k.device,
+            "sample": k.sample,
+            "outcome": self.outcome.value,
+            "stage": self.stage.value if self.stage else None,
+            "message": self.message,
+            "duration": round(self.duration, 4),
+            "verdict": self.verdict.value if self.verdict else "",
+            "tolerance": self.tolerance,
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> SampleResult:
@@ -60,16 +95,15 @@ class SampleResult:
         field and its value (``sample=-1, but expected null or an integer >= 0``)."""
         if not isinstance(d, Mapping):
             raise ValueError(f"a record must be a JSON object, got {type(d).__name__}")
-        fields = dataclasses.fields(cls)
-        unknown = set(d) - {f.name for f in fields}
+        unknown = set(d) - set(_FIELDS)
         if unknown:
             raise ValueError(f"unknown fields {sorted(unknown)}")
-        for f in fields:
-            if f.name not in d:
-                if f.default is dataclasses.MISSING:
-                    raise ValueError(f"missing field {f.name!r}")
-            elif f.type == "str" and not isinstance(d[f.name], str):
-                raise ValueError(_bad(f.name, d[f.name], "a string"))
+        for name, required in _FIELDS.items():
+            if name not in d:
+                if required:
+                    raise ValueError(f"missing field {name!r}")
+            elif name in _TEXT and not isinstance(d[name], str):
+                raise ValueError(_bad(name, d[name], "a string"))
         for name, valid in (("mode", MODES), ("dtype", DTYPES), ("device", DEVICES)):
             if d[name] not in valid:
                 raise ValueError(_bad(name, d[name], f"one of {', '.join(valid)}"))
@@ -85,41 +119,45 @@ class SampleResult:
         stage = d.get("stage")
         if stage is not None and stage not in stages:  # None: no stage, or an internal error of optests
             raise ValueError(_bad("stage", stage, f"null or one of {', '.join(stages)}"))
-        values = dict(d)
-        values["outcome"] = Outcome(d["outcome"])
-        values["stage"] = Stage(stage) if stage is not None else None
-        return cls(**values)
+        verdict = d.get("verdict", "")
+        verdicts = tuple(v.value for v in Verdict)
+        if verdict and verdict not in verdicts:
+            raise ValueError(_bad("verdict", verdict, f"empty or one of {', '.join(verdicts)}"))
+        key = SampleKey.of_record(d["id"], d["op"], d["variant"], d["mode"], d["dtype"], d["device"], sample)
+        return cls(
+            key=key,
+            db=d["db"],
+            outcome=Outcome(d["outcome"]),
+            stage=Stage(stage) if stage is not None else None,
+            message=d.get("message", ""),
+            duration=duration,
+            verdict=Verdict(verdict) if verdict else None,
+            tolerance=d.get("tolerance", ""),
+        )
 
-    @property
-    def op_id(self) -> str:
-        return f"{self.op}.{self.variant}" if self.variant else self.op
+
+#: A record's JSON fields, and whether each is required.
+_FIELDS = {
+    "id": True,
+    "op": True,
+    "variant": True,
+    "db": True,
+    "mode": True,
+    "dtype": True,
+    "device": True,
+    "sample": True,
+    "outcome": True,
+    "stage": False,
+    "message": False,
+    "duration": False,
+    "verdict": False,
+    "tolerance": False,
+}
+_TEXT = ("id", "op", "variant", "db", "mode", "dtype", "device", "outcome", "message", "verdict", "tolerance")
 
 
 def _bad(name: str, value: object, expected: str) -> str:
     return f"{name}={value!r}, but expected {expected}"
-
-
-def now() -> str:
-    """The current time as results files record it: ISO 8601, UTC, seconds."""
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def environment(date: str | None = None) -> dict[str, str]:
-    """Where and when (``date``: the run's start, default now) a run happened. Imports torch
-    (callers on the torch-free path pass their own)."""
-    import torch
-
-    from . import __version__
-
-    return {
-        "date": date or now(),
-        "torch": torch.__version__,
-        "torch_git": getattr(torch.version, "git_version", "") or "",
-        "cuda": torch.version.cuda or "",
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "optests": __version__,
-    }
 
 
 def write(path: Path, results: Iterable[SampleResult], env: Mapping[str, str], complete: bool = True) -> None:

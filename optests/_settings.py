@@ -7,22 +7,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-MODES = ("static", "dynamic", "static-nofunc", "dynamic-nofunc")
-DEVICES = ("cpu", "cuda")
-DTYPES = (
-    "float32",
-    "float64",
-    "float16",
-    "bfloat16",
-    "complex64",
-    "complex128",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "bool",
-)
+from ._key import DEVICES, DTYPES, MODES, Mode
+
 BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
 _DB_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -57,6 +43,10 @@ def parse_choices(option: str, value: str, valid: tuple[str, ...]) -> tuple[str,
 
 def _choices(valid: tuple[str, ...]) -> Callable[[str, str], tuple[str, ...]]:
     return lambda option, value: parse_choices(option, value, valid)
+
+
+def _modes(option: str, value: str) -> tuple[Mode, ...]:
+    return tuple(map(Mode, parse_choices(option, value, MODES)))
 
 
 def _globs(option: str, value: str) -> tuple[str, ...]:
@@ -109,7 +99,7 @@ def parse_seconds(option: str, value: str) -> float:
 OPTIONS = (
     Option("ops", "op names or globs to sweep, comma-separated (matched against NAME and NAME.VARIANT)", "*", _globs),
     Option("dtypes", f"dtypes, comma-separated; valid: {', '.join(DTYPES)}", "float32", _choices(DTYPES)),
-    Option("modes", f"modes, comma-separated; valid: {', '.join(MODES)}", "static,dynamic", _choices(MODES)),
+    Option("modes", f"modes, comma-separated; valid: {', '.join(MODES)}", "static,dynamic", _modes),
     Option(
         "devices",
         "devices, comma-separated; valid: cpu, cuda (cuda samples are not applicable without a GPU)",
@@ -134,7 +124,7 @@ OPTIONS = (
 class Settings:
     ops: tuple[str, ...]
     dtypes: tuple[str, ...]
-    modes: tuple[str, ...]
+    modes: tuple[Mode, ...]
     devices: tuple[str, ...]
     dbs: tuple[str, ...]
     results: Path | None

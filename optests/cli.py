@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, _registry, _results, _settings
+from . import __version__, _durations, _registry, _results, _settings
+from ._env import environment, now
 from ._files import WriteError, check_writable, write_json_atomic
+from ._key import DEVICES, DTYPES, MODES
 
 EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
 _EXIT_HELP = "2 usage or input error, 3 internal error (a bug in optests; the traceback is saved to a file)"
@@ -64,17 +66,17 @@ def _accept(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    start, started = time.perf_counter(), _results.now()
+    start, started = time.perf_counter(), now()
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
     from . import _author, _opinfo, _repro
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
     try:
-        modes = _settings.parse_choices("--modes", args.modes, _settings.MODES)
-        dtypes = _settings.parse_choices("--dtypes", args.dtypes, _settings.DTYPES)
+        modes = _settings.parse_choices("--modes", args.modes, MODES)
+        dtypes = _settings.parse_choices("--dtypes", args.dtypes, DTYPES)
         timeout = _settings.parse_seconds("--timeout", args.timeout)
-        devices = _settings.parse_choices("--device", args.device, _settings.DEVICES)
+        devices = _settings.parse_choices("--device", args.device, DEVICES)
         if len(devices) > 1:
             raise _settings.SettingError(f"--device: one device, not {args.device!r}")
         if devices[0] == "cuda":
@@ -113,7 +115,7 @@ def _check(args: argparse.Namespace) -> int:
             if not verdict.ok:
                 findings.append((target, c))
     if args.json:  # first: nothing below may lose it
-        _results.write(args.json, [c.record() for c in checks], _results.environment(started))
+        _results.write(args.json, [c.record() for c in checks], environment(started))
     for target, c in findings:
         print()
         error = c.result.error
@@ -123,20 +125,23 @@ def _check(args: argparse.Namespace) -> int:
                 print(f"    {line}")
             continue
         if error is None:  # an xfail entry that now passes
-            print(
-                f"outcome=passed, but expected a failure [{c.op} {c.mode} {c.dtype} {c.device} sample {c.sample}] (registry {args.registry})"
-            )
+            print(f"outcome=passed, but expected a failure [{c.key.context}] (registry {args.registry})")
             continue
         print(f"[{error.stage}] {error.summary}")
         for line in error.detail.splitlines():
             print(f"    {line}")
-        inputs = error.inputs if error.inputs is not None else c.inputs
         name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
         override = _opinfo_func_source(target.opinfo) if target.opinfo is not None else None
         try:
+            # the check's own options, and the sample as it was: for a randomized finding the
+            # script makes the same random data from it
+            options = error.options or {
+                "dynamic": c.mode.dynamic,
+                "disable_functionalization": not c.mode.functionalized,
+                "check_gradients": c.check_gradients,
+            }
             script = _repro.write_standalone(
-                args.repro_dir, name, target.func, inputs, summary=f"[{error.stage}] {error.summary}",
-                dynamic=c.mode.startswith("dynamic"), gradients=c.check_gradients, nofunc=c.mode.endswith("-nofunc"),
+                args.repro_dir, name, target.func, c.inputs, options, summary=f"[{error.stage}] {error.summary}",
                 imports=args.imports, func_expr=override,
             )  # fmt: skip
         except OSError as e:  # the findings and --json stand without it
@@ -165,15 +170,13 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
-def _durations(args: argparse.Namespace) -> int:
-    from . import _sweep
-
+def _update_durations(args: argparse.Namespace) -> int:
     try:
         _, records, _ = _results.merge_files(Path(p) for p in args.results)
-        durations = _sweep.load_durations(args.out)
-    except (_results.ResultsError, _sweep.DurationsError) as e:
+        durations = _durations.load(args.out)
+    except (_results.ResultsError, _durations.DurationsError) as e:
         raise CommandError(str(e)) from None
-    fresh = _sweep.durations_of(records)
+    fresh = _durations.of(records)
     durations.update(fresh)
     try:
         write_json_atomic(args.out, durations)
@@ -334,7 +337,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _results_argument(t)
     t.add_argument("--out", type=Path, default=Path(".test_durations"), help="the durations file (default: %(default)s)")
-    t.set_defaults(run=_durations)
+    t.set_defaults(run=_update_durations)
     d = sub.add_parser(
         "diff",
         help="what changed between two results files",

@@ -162,6 +162,32 @@ def test_op_test_parametrizes_an_authors_tests_with_a_registry(
     )
 
 
+def test_op_test_checks_nothing_at_collection_and_each_test_only_its_sample(pytester: pytest.Pytester) -> None:
+    """Collecting (on every xdist worker) makes the samples but runs no check; a test checks
+    its own sample where it runs, in the isolated runner's child (which logs each call)."""
+    log = pytester.path / "calls.log"
+    pytester.makepyfile(
+        test_lazy=f"""
+        import torch, optests
+
+        @torch.library.custom_op("optests_lazy::logged", mutates_args=())
+        def logged(x: torch.Tensor) -> torch.Tensor:
+            with open({str(log)!r}, "a") as f:
+                f.write(f"{{tuple(x.shape)}}\\n")
+            return x * 2
+
+        logged.register_fake(lambda x: torch.empty_like(x))
+        test_op = optests.op_test(logged, samples=[([torch.randn(2)], {{}}), ([torch.randn(3)], {{}})], modes=["static"])
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_op[[]static-float32-cpu-optests_lazy::logged-sample1[]]*"])
+    assert not log.exists()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "sample1")
+    result.assert_outcomes(passed=1, deselected=1)
+    assert set(log.read_text().split()) == {"(3,)"}
+
+
 _CRASHING_MODULE = """
 import os, time, torch
 
@@ -226,7 +252,7 @@ def test_check_honours_the_registry_for_a_dotted_op_name(tmp_path: Path) -> None
 
 
 def _apply_off_by_one_when_traced(x: torch.Tensor, f: object) -> torch.Tensor:
-    out = f(x)  # type: ignore[operator]
+    out: torch.Tensor = f(x)  # type: ignore[operator]
     return out + 1 if type(x) is not torch.Tensor else out
 
 

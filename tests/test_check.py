@@ -50,7 +50,7 @@ def test_the_in_tree_check_misses_what_our_additions_catch(bug: str) -> None:
     import warnings
 
     import torch._functorch.config as functorch_config
-    from torch.testing._internal.optests import aot_autograd_check as in_tree
+    from torch.testing._internal.optests.aot_autograd import aot_autograd_check as in_tree
 
     func, make, _, kwargs = BUGS[bug]
     # torch 2.13's AOTAutograd checks custom-op aliasing itself: a warning, or an error when the
@@ -70,7 +70,7 @@ def test_the_in_tree_check_misses_what_our_additions_catch(bug: str) -> None:
 def test_the_in_tree_check_misdiagnoses_an_undeclared_mutation() -> None:
     """In-tree runs eager and compiled on the same tensors: eager's hidden mutation changes the
     compiled call's input, so it reports "outputs differ". Fresh copies let us name the cause."""
-    from torch.testing._internal.optests import aot_autograd_check as in_tree
+    from torch.testing._internal.optests.aot_autograd import aot_autograd_check as in_tree
 
     func, make, _, kwargs = BUGS["undeclared_mutation"]
     args, kw = make()
@@ -127,14 +127,14 @@ def test_the_repro_reruns_the_finding() -> None:
 
 @pytest.mark.parametrize(
     ("call", "error", "text"),
-    [
-        (lambda: optests.aot_autograd_check(42, [], {}, False), TypeError, "func must be callable, got int"),
-        (lambda: optests.aot_autograd_check(torch.sin, torch.randn(3), {}, False), TypeError, "args must be a list or tuple"),
+    [  # wrong arguments on purpose: what a caller without a type checker passes
+        (lambda: optests.aot_autograd_check(42, [], {}, False), TypeError, "func must be callable, got int"),  # type: ignore[arg-type]
+        (lambda: optests.aot_autograd_check(torch.sin, torch.randn(3), {}, False), TypeError, "args must be a list or tuple"),  # type: ignore[arg-type]
         (lambda: optests.aot_autograd_check(torch.sin, "x", {}, False), TypeError, "args must be a list or tuple"),
-        (lambda: optests.aot_autograd_check(torch.sin, [], [1], False), TypeError, "kwargs must be a dict"),
-        (lambda: optests.aot_autograd_check(torch.sin, [], {}, "no"), TypeError, "dynamic must be True or False"),
+        (lambda: optests.aot_autograd_check(torch.sin, [], [1], False), TypeError, "kwargs must be a dict"),  # type: ignore[arg-type]
+        (lambda: optests.aot_autograd_check(torch.sin, [], {}, "no"), TypeError, "dynamic must be True or False"),  # type: ignore[arg-type]
         (
-            lambda: optests.aot_autograd_check(torch.sin, [], {}, False, check_gradients="yes"),
+            lambda: optests.aot_autograd_check(torch.sin, [], {}, False, check_gradients="yes"),  # type: ignore[arg-type]
             ValueError,
             "check_gradients must be True, False or 'auto', got 'yes'",
         ),

@@ -1,10 +1,12 @@
 """The CI workflows in ci/ may not drift from the code: every optests command they run parses,
-every --optests-* option exists, and every file they name is in the repository."""
+every --optests-* option exists, and every file they name is in the repository. .ci/run and the
+pull-request workflow run the same house checks."""
 
 from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,31 @@ def test_workflow_commands_exist(workflow: Path) -> None:
         for word in words:
             if word.startswith("--optests-"):
                 assert word.split("=")[0] in options, f"{workflow.name}: unknown option {word}"
-            if re.fullmatch(r"(sweep-results|opinfo_sweeps|requirements)[\w./-]*", word):
+            if re.fullmatch(r"(sweep-results|opinfo_sweeps|requirements|tests)[\w./-]*", word):
                 assert (ROOT / word).exists(), f"{workflow.name}: {word} is not in the repository"
     assert seen >= 2
+
+
+#: What CI runs besides the tests and the sweep, word for word in .ci/run and the pull-request workflow.
+HOUSE_CHECKS = [
+    ".venv/bin/ruff check optests tests",
+    ".venv/bin/ruff format --check optests tests",
+    ".venv/bin/mypy --strict optests tests",
+    "OPTESTS_WHEEL=1 .venv/bin/python -m pytest tests/test_wheel.py -q -p no:cacheprovider",
+]
+
+
+def test_ci_runs_the_house_checks_between_the_tests_and_the_sweep() -> None:
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    tests = lines.index(".venv/bin/python -m pytest")
+    sweep = next(i for i, line in enumerate(lines) if line.startswith(".venv/bin/python -m pytest opinfo_sweeps"))
+    for command in HOUSE_CHECKS:
+        assert command in lines, f".ci/run does not run {command}"
+        assert tests < lines.index(command) < sweep, f".ci/run: {command} is not between the tests and the sweep"
+    workflow = _commands(ROOT / "ci" / "pull_request.yml")
+    assert [c for c in HOUSE_CHECKS if c not in workflow] == []
+
+
+def test_ci_run_is_valid_bash() -> None:
+    done = subprocess.run(["bash", "-n", str(ROOT / ".ci" / "run")], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -23,7 +23,7 @@ import expecttest
 import pytest
 from test_history import ENV, NEW, rec
 
-from optests import _history, _results, _sweep, cli
+from optests import _durations, _history, _results, cli
 from optests._history import History
 from optests._results import ResultsError, read, write
 
@@ -379,7 +379,7 @@ def test_nan_is_never_written(tmp_path: Path) -> None:
     inf = rec("cos", "static", 0)
     object.__setattr__(inf, "duration", math.inf)
     good = rec("tan", "static", 0)
-    assert list(_sweep.durations_of([nan, inf, good])) == [f"{_sweep.SWEEP_TEST}[{good.id}]"]
+    assert list(_durations.of([nan, inf, good])) == [f"{_durations.SWEEP_TEST}[{good.id}]"]
 
 
 @pytest.mark.parametrize(
@@ -401,8 +401,8 @@ def test_durations_file_errors_name_the_file_not_a_pytest_option(
     code, out, err = _main(capsys, "durations", str(results), "--out", str(durations))
     assert (code, out, err) == (2, "", f"optests durations: error: {durations}: {error}\n")
     assert durations.read_text() == text
-    with pytest.raises(_sweep.DurationsError, match="^" + re.escape(f"{durations}: {error}") + "$"):
-        _sweep.load_durations(durations)
+    with pytest.raises(_durations.DurationsError, match="^" + re.escape(f"{durations}: {error}") + "$"):
+        _durations.load(durations)
 
 
 # -- the registry in the sweep: pytest's usage error -----------------------------------------------

@@ -16,6 +16,7 @@ from optests import _dashboard as dashboard
 from optests import _history as history
 from optests._diff import Kind, diff, render_markdown, render_text
 from optests._history import History, HistoryError
+from optests._key import Mode, SampleKey
 from optests._results import SampleResult, read, write
 
 ENV = {"torch": "2.13.0+cpu", "torch_git": "abc123", "python": "3.11.7", "platform": "Linux", "optests": "0.1.0"}
@@ -24,13 +25,10 @@ ENV = {"torch": "2.13.0+cpu", "torch_git": "abc123", "python": "3.11.7", "platfo
 def rec(
     op: str, mode: str, sample: int | None, outcome: str = "passed", stage: str | None = None, message: str = ""
 ) -> SampleResult:
-    tail = f"sample{sample}" if sample is not None else "not_applicable"
     if outcome == "failed" and not message:
         message = f"{stage} finding [{op} {mode} float32 cpu sample {sample}]"
-    return SampleResult(
-        f"{mode}-float32-cpu-{op}-{tail}", op, "", "op_db", mode, "float32", "cpu", sample,
-        Outcome(outcome), Stage(stage) if stage else None, message, 0.01, "",
-    )  # fmt: skip
+    key = SampleKey(op, "", Mode(mode), "float32", "cpu", sample)
+    return SampleResult(key, "op_db", Outcome(outcome), Stage(stage) if stage else None, message, 0.01)
 
 
 OLD = [
@@ -410,7 +408,7 @@ def test_written_files_get_the_usual_mode_or_keep_their_own(tmp_path: Path) -> N
     import os
     import stat
 
-    from optests._results import write_json_atomic
+    from optests._files import write_json_atomic
 
     umask = os.umask(0o022)
     try:

@@ -11,7 +11,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optests import Outcome, Stage
-from optests._registry import Entry, Registry, RegistryError, Status, Verdict, accept, dump, load, parse, reason_from
+from optests._findings import Verdict
+from optests._key import Mode, SampleKey, Scope
+from optests._registry import (
+    Entry,
+    Registry,
+    RegistryError,
+    Status,
+    accept,
+    dump,
+    load,
+    parse,
+    parse_ranges,
+    ranges,
+    reason_from,
+)
 from optests._results import ResultsError, SampleResult, merge
 
 TORCH = "2.13.0+cpu"
@@ -34,8 +48,8 @@ def _doc(*entries: dict[str, object], version: object = 1) -> str:
     ("text", "error"),
     [
         ('{"schema_version": 1,\n "entries": [}', "reg.json:2:14: not valid JSON: Expecting value"),
-        (_doc(version=2), "reg.json: schema_version 2 is not supported (this optests reads 1)"),
-        (json.dumps({"entries": []}), "reg.json: schema_version None is not supported (this optests reads 1)"),
+        (_doc(version=3), "reg.json: schema_version 3 is not supported (this optests reads 1, 2)"),
+        (json.dumps({"entries": []}), "reg.json: schema_version None is not supported (this optests reads 1, 2)"),
         ("[]", 'reg.json: the registry must be a JSON object with "schema_version" and "entries"'),
         (_doc(_entry(status="flaky")), "reg.json: entries[0] (sin static): unknown status 'flaky'; valid: xfail, skip"),
         (
@@ -50,6 +64,19 @@ def _doc(*entries: dict[str, object], version: object = 1) -> str:
         (_doc(_entry(reason=" ")), "reg.json: entries[0] (sin static): reason must not be empty"),
         (_doc(_entry(samples=None)), "reg.json: entries[0] (sin static): an xfail entry must list its samples"),
         (_doc(_entry(samples=[2, 0])), "reg.json: entries[0] (sin static): samples must be sorted and unique, got [2, 0]"),
+        (
+            _doc(_entry(samples="0-2, 2")),
+            "reg.json: entries[0] (sin static): samples '0-2, 2': '2' comes after 2: indices must ascend without repeats",
+        ),
+        (_doc(_entry(samples="3-1")), "reg.json: entries[0] (sin static): samples '3-1': the range '3-1' runs backwards"),
+        (
+            _doc(_entry(samples="0, x")),
+            "reg.json: entries[0] (sin static): samples '0, x': 'x' is not an index or a range such as 3-7",
+        ),
+        (
+            _doc(_entry(samples=3)),
+            "reg.json: entries[0] (sin static): field 'samples' must be a list or a string of ranges, got 3",
+        ),
         (
             _doc(_entry(samples=[-1])),
             "reg.json: entries[0] (sin static): samples must be a non-empty list of sample indices (integers >= 0), got [-1]",
@@ -82,10 +109,8 @@ def test_load_of_a_missing_file_is_an_empty_registry(tmp_path: Path) -> None:
 def _record(
     op: str = "sin", mode: str = "static", sample: int = 0, stage: Stage | None = None, message: str = ""
 ) -> SampleResult:
-    return SampleResult(
-        id=f"{mode}-float32-cpu-{op}-sample{sample}", op=op, variant="", db="op_db", mode=mode, dtype="float32", device="cpu",
-        sample=sample, outcome=Outcome.FAILED if stage else Outcome.PASSED, stage=stage, message=message,
-    )  # fmt: skip
+    key = SampleKey(op, "", Mode(mode), "float32", "cpu", sample)
+    return SampleResult(key, "op_db", Outcome.FAILED if stage else Outcome.PASSED, stage, message)
 
 
 def test_verdicts() -> None:
@@ -100,7 +125,7 @@ def test_verdicts() -> None:
 def test_entries_for_other_torch_versions_do_not_apply() -> None:
     reg = Registry(parse(_doc(_entry(torch=">=2.14")), "r"), TORCH)
     assert reg.judge(_record(sample=0, stage=Stage.TRACE))[0] is Verdict.UNEXPECTED_FAILURE
-    assert Registry(parse(_doc(_entry(torch="==2.13.*")), "r"), TORCH).lookup(("sin", "", "static", "float32", "cpu"), 0)
+    assert Registry(parse(_doc(_entry(torch="==2.13.*")), "r"), TORCH).lookup(Scope("sin", "", "static", "float32", "cpu"), 0)
 
 
 def test_accept_keeps_reasons_and_links_drops_passes_and_leaves_other_scopes_alone() -> None:
@@ -143,6 +168,25 @@ def test_dump_is_sorted_indented_and_ends_with_a_newline(tmp_path: Path) -> None
     assert [e.op for e in load(path)] == ["alpha", "zeta"]
     dump(path, load(path))
     assert path.read_text() == text
+
+
+def test_samples_are_written_as_ranges_one_line_an_entry(tmp_path: Path) -> None:
+    """A 324-sample entry is one line, and a file of version 1 (lists) loads to the same entries."""
+    path = tmp_path / "r.json"
+    old = _doc(_entry(samples=list(range(324))), _entry(op="cos", samples=[0, 1, 2, 5, 7, 8]), version=1)
+    dump(path, parse(old, "old"))
+    text = path.read_text()
+    assert '"schema_version": 2' in text
+    assert '"samples": "0-323"' in text and '"samples": "0-2, 5, 7-8"' in text
+    assert len(text.splitlines()) == 2 * 11 + 5  # each entry: its braces and nine fields
+    assert set(load(path)) == set(parse(old, "old"))
+
+
+@given(st.sets(st.integers(0, 60), min_size=1))
+def test_ranges_round_trip(samples: set[int]) -> None:
+    text = ranges(samples)
+    assert parse_ranges(text) == tuple(sorted(samples))
+    assert ranges(parse_ranges(text)) == text
 
 
 def test_reason_from_drops_the_context() -> None:

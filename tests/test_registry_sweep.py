@@ -32,11 +32,11 @@ def accepted(sweep: pytest.Pytester) -> Path:
 
 def test_accept_records_every_failure_and_the_run_is_then_green(sweep: pytest.Pytester, accepted: Path) -> None:
     entries = json.loads(accepted.read_text())["entries"]
-    assert {(e["op"], e["mode"], e["stage"], tuple(e["samples"])) for e in entries} == {
-        ("buggy_fake", "static", "metadata", (0, 1, 2, 3)),
-        ("buggy_fake", "dynamic", "metadata", (0, 1, 2, 3)),
-        ("buggy_long", "static", "forward", (2, 3)),
-        ("buggy_long", "dynamic", "forward", (2, 3)),
+    assert {(e["op"], e["mode"], e["stage"], e["samples"]) for e in entries} == {
+        ("buggy_fake", "static", "metadata", "0-3"),
+        ("buggy_fake", "dynamic", "metadata", "0-3"),
+        ("buggy_long", "static", "forward", "2-3"),
+        ("buggy_long", "dynamic", "forward", "2-3"),
     }
     result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry")
     assert result.ret == pytest.ExitCode.OK

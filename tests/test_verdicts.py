@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import torch
 from torch.testing._internal.common_device_type import precisionOverride, tol, toleranceOverride
+from torch.testing._internal.common_dtype import _dispatch_dtypes
 from torch.testing._internal.opinfo.core import DecorateInfo, OpInfo
 
 import optests
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 def _opinfo_with(*decorators: Any) -> OpInfo:
-    return OpInfo("decorated", op=torch.sin, dtypes=(torch.float32,), decorators=decorators)
+    return OpInfo("decorated", op=torch.sin, dtypes=_dispatch_dtypes((torch.float32,)), decorators=decorators)
 
 
 # -- the OpInfo's own decorations ------------------------------------------------------------------
@@ -154,7 +155,7 @@ def _sqrt_of_abs(x: torch.Tensor) -> torch.Tensor:
 def test_the_randomized_rerun_takes_the_values_of_the_sample_drawn_again() -> None:
     x = torch.tensor([0.25, 4.0, 9.0])
     assert optests.run_check(_sqrt_of_abs, [x], {}, False, check_gradients=False, try_check_data_specialization=True).passed
-    other = ([torch.tensor([-1.0, 4.0, 9.0])], {})
+    other: tuple[list[Any], dict[str, Any]] = ([torch.tensor([-1.0, 4.0, 9.0])], {})
     result = optests.run_check(
         _sqrt_of_abs, [x], {}, False, check_gradients=False, try_check_data_specialization=True, randomized_sample=other
     )
@@ -212,12 +213,14 @@ def test_the_sweep_draws_the_sample_again_under_the_randomized_seed() -> None:
 
 _VERDICTS = """
 import json, sys, torch
-from optests import _opinfo, _sweep
+from optests import _opinfo
+from optests._case import Case
+from optests._execute import execute
 torch.set_num_threads(int(sys.argv[1]))
 refs = {r.id: r for r in _opinfo.all_ops(("op_db",))}
 out = {}
 for op, mode, index in [("cholesky_inverse", "static", 6), ("cholesky_inverse", "static", 8), ("ormqr", "dynamic", 3)]:
-    record, _ = _sweep.execute(_sweep.Case(refs[op], mode, "float32", "cpu", index))
+    record, _ = execute(Case.of(refs[op], mode, "float32", "cpu", index))
     out[record.id] = [record.outcome.value, record.stage and record.stage.value]
 print(json.dumps(out, sort_keys=True))
 """
@@ -238,8 +241,9 @@ def test_issue_12_samples_give_one_verdict_across_cpu_code_paths_and_threads() -
 
 
 def test_results_record_the_tolerance_that_judged_a_sample(tmp_path: Path) -> None:
-    from optests import _sweep
+    from optests._case import Case
+    from optests._execute import execute
 
     ref = next(r for r in _opinfo.all_ops(("op_db",)) if r.id == "cholesky_inverse")
-    record, _ = _sweep.execute(_sweep.Case(ref, "static", "float32", "cpu", 0))
+    record, _ = execute(Case.of(ref, "static", "float32", "cpu", 0))
     assert record.tolerance == "OpInfo tolerance override(atol=0.005, rtol=0.0001)"

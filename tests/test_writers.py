@@ -14,6 +14,7 @@ from sweepdir import install_sweep
 
 from optests import Outcome, Stage
 from optests._files import WriteError, check_writable, write_json_atomic
+from optests._key import Mode, SampleKey
 from optests._registry import load
 from optests._results import SampleResult, write
 
@@ -21,10 +22,8 @@ OPTESTS = [sys.executable, "-m", "optests.cli"]
 
 
 def _failing(op: str) -> SampleResult:
-    return SampleResult(
-        id=f"static-float32-cpu-{op}-sample0", op=op, variant="", db="op_db", mode="static", dtype="float32",
-        device="cpu", sample=0, outcome=Outcome.FAILED, stage=Stage.FORWARD, message=f"{op} differs [ctx]",
-    )  # fmt: skip
+    key = SampleKey(op, "", Mode.STATIC, "float32", "cpu", 0)
+    return SampleResult(key, "op_db", Outcome.FAILED, Stage.FORWARD, f"{op} differs [ctx]")
 
 
 def test_ten_concurrent_accepts_into_one_registry_keep_every_entry(tmp_path: Path) -> None:

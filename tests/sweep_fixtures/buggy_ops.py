@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
+from torch.testing._internal.common_dtype import _dispatch_dtypes
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput
 
 
@@ -34,16 +35,16 @@ ops = [
     OpInfo(
         "buggy_fake",
         op=torch.ops.optests_buggy.wrong_fake.default,
-        dtypes=(torch.float32,),
+        dtypes=_dispatch_dtypes((torch.float32,)),
         sample_inputs_func=_samples,
         supports_autograd=False,
     ),
     OpInfo(
         "buggy_long",
         op=traced_differently_when_long,
-        dtypes=(torch.float32,),
+        dtypes=_dispatch_dtypes((torch.float32,)),
         sample_inputs_func=_samples,
         supports_autograd=False,
     ),
-    OpInfo("good", op=torch.sin, dtypes=(torch.float32,), sample_inputs_func=_samples, supports_autograd=False),
+    OpInfo("good", op=torch.sin, dtypes=_dispatch_dtypes((torch.float32,)), sample_inputs_func=_samples, supports_autograd=False),
 ]

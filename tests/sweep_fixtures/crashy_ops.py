@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
+from torch.testing._internal.common_dtype import _dispatch_dtypes
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput
 
 
@@ -38,7 +39,7 @@ def _samples(op: Any, device: str, dtype: torch.dtype, requires_grad: bool, **kw
 
 
 ops = [
-    OpInfo(name, op=op, dtypes=(torch.float32,), sample_inputs_func=_samples, supports_autograd=False)
+    OpInfo(name, op=op, dtypes=_dispatch_dtypes((torch.float32,)), sample_inputs_func=_samples, supports_autograd=False)
     for name, op in (
         ("crashy_abort", torch.ops.optests_crashy.abort.default),
         ("crashy_hang", torch.ops.optests_crashy.hang.default),

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+from torch.testing._internal.common_dtype import _dispatch_dtypes
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput
 
 BROKEN = dict(item.split("=", 1) for item in os.environ.get("NIGHTLY_BROKEN", "").split(",") if item)
@@ -43,6 +44,6 @@ def _samples(op: Any, device: str, dtype: torch.dtype, requires_grad: bool, **kw
 
 
 ops = [
-    OpInfo(name, op=_func(name), dtypes=(torch.float32,), sample_inputs_func=_samples, supports_autograd=False)
+    OpInfo(name, op=_func(name), dtypes=_dispatch_dtypes((torch.float32,)), sample_inputs_func=_samples, supports_autograd=False)
     for name in ("alpha", "beta", "gamma")
 ]

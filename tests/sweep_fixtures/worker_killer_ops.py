@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
+from torch.testing._internal.common_dtype import _dispatch_dtypes
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput
 
 
@@ -33,9 +34,9 @@ ops = [
     OpInfo(
         "kills_worker",
         op=torch.ops.optests_killer.kill_worker_on_five.default,
-        dtypes=(torch.float32,),
+        dtypes=_dispatch_dtypes((torch.float32,)),
         sample_inputs_func=_samples,
         supports_autograd=False,
     ),
-    OpInfo("fine", op=torch.sin, dtypes=(torch.float32,), sample_inputs_func=_samples, supports_autograd=False),
+    OpInfo("fine", op=torch.sin, dtypes=_dispatch_dtypes((torch.float32,)), sample_inputs_func=_samples, supports_autograd=False),
 ]

@@ -1,0 +1,109 @@
+"""The sweep's cases: which samples of which ops a run checks, in which modes, dtypes and devices.
+Imports torch (and the OpInfo databases) only when cases are made."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ._findings import Outcome, Stage, Verdict
+from ._key import Mode, SampleKey
+from ._results import SampleResult
+from ._settings import Settings
+
+if TYPE_CHECKING:
+    from ._opinfo import OpRef
+
+
+class SelectionError(ValueError):
+    """A selection that names no op, or a database that cannot be loaded; the message names the
+    option (``--optests-ops: no op matches ...``)."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One sample of one op (``key``) and the OpInfo it comes from. A key without a sample has
+    nothing to check: ``reason`` says why (no samples for the dtype, or they cannot be made)."""
+
+    ref: OpRef
+    key: SampleKey
+    reason: str = ""
+
+    @classmethod
+    def of(
+        cls, ref: OpRef, mode: str, dtype: str, device: str, sample: int | None, reason: str = "", broken: bool = False
+    ) -> Case:
+        return cls(ref, SampleKey(ref.name, ref.variant, Mode(mode), dtype, device, sample, broken), reason)
+
+    @property
+    def id(self) -> str:
+        return self.key.id
+
+    def result(
+        self,
+        outcome: Outcome,
+        stage: Stage | None = None,
+        message: str = "",
+        duration: float = 0.0,
+        verdict: Verdict | None = None,
+        tolerance: str = "",
+    ) -> SampleResult:
+        return SampleResult(self.key, self.ref.db, outcome, stage, message, duration, verdict, tolerance)
+
+
+def select_ops(settings: Settings) -> list[OpRef]:
+    """The ops the settings select; a :class:`SelectionError` for a bad database or no match."""
+    from . import _opinfo
+
+    try:
+        refs = _opinfo.select(_opinfo.all_ops(settings.dbs), settings.ops)
+    except _opinfo.DatabaseError as e:
+        raise SelectionError(f"--optests-dbs: {e}") from None
+    if not refs:
+        raise SelectionError(f"--optests-ops: no op matches {', '.join(settings.ops)} in {', '.join(settings.dbs)}")
+    return refs
+
+
+def collect(settings: Settings) -> list[Case]:
+    """Every case of the sweep, op-major (an op's modes run back to back and share samples)."""
+    import torch
+
+    from . import _opinfo
+
+    cases: list[Case] = []
+    for ref in select_ops(settings):
+        for dtype_name in settings.dtypes:
+            dtype = getattr(torch, dtype_name)
+            for device in settings.devices:
+                count, reason = 0, ""
+                if device == "cuda" and not torch.cuda.is_available():
+                    reason = "cuda is not available on this machine"
+                elif not _opinfo.applicable(ref, device, dtype):
+                    reason = f"{ref.id} does not support {dtype_name} on {device}"
+                else:
+                    try:
+                        count = len(_opinfo.cached_samples(ref, device, dtype))
+                        reason = "" if count else f"{ref.id} has no samples for {dtype_name} on {device}"
+                    except Exception as e:
+                        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+                        error = f"sample_inputs raised {type(e).__name__}: {first}"
+                        cases.extend(Case.of(ref, mode, dtype_name, device, None, error, broken=True) for mode in settings.modes)
+                        continue
+                for mode in settings.modes:
+                    if count:
+                        cases.extend(Case.of(ref, mode, dtype_name, device, i) for i in range(count))
+                    else:
+                        cases.append(Case.of(ref, mode, dtype_name, device, None, reason))
+    ids = Counter(c.id for c in cases)
+    clashes = [i for i, n in ids.items() if n > 1]
+    if clashes:
+        raise SelectionError(
+            f"--optests-dbs: ops from different databases share test ids, e.g. {clashes[0]}; select fewer databases"
+        )
+    return cases
+
+
+def split_of(refs: list[OpRef]) -> dict[str, tuple[str, str]]:
+    """Op id -> (name, variant) for ``SampleKey.parse``."""
+    return {r.id: (r.name, r.variant) for r in refs}

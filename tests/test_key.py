@@ -1,0 +1,53 @@
+"""SampleKey: one identity for a sample, its id parsed back, and the modes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from optests import Mode, SampleKey
+from optests._key import DEVICES, DTYPES
+
+_names = st.sampled_from(["sin", "nn.functional.dropout", "linalg.pinv", "mylib::op", "a-b", "x.sample3"])
+_keys = st.builds(
+    SampleKey,
+    op=_names,
+    variant=st.sampled_from(["", "hermitian", "number_mean", "sample1"]),
+    mode=st.sampled_from(list(Mode)),
+    dtype=st.sampled_from(DTYPES),
+    device=st.sampled_from(DEVICES),
+    sample=st.one_of(st.none(), st.integers(0, 10_000)),
+).flatmap(lambda k: st.just(k) if k.sample is not None else st.sampled_from([k, dataclasses.replace(k, broken=True)]))
+
+
+@given(_keys)
+def test_an_id_parses_back_to_its_key(key: SampleKey) -> None:
+    parsed = SampleKey.parse(key.id, {key.op_id: (key.op, key.variant)}.get)
+    assert parsed == key
+    assert SampleKey.is_id(key.id)
+
+
+def test_dotted_names_are_never_split() -> None:
+    dropout = SampleKey("nn.functional.dropout", "", Mode.STATIC, "float32", "cpu", 3)
+    pinv = SampleKey("linalg.pinv", "hermitian", Mode.DYNAMIC, "float32", "cpu", 0)
+    assert dropout.id == "static-float32-cpu-nn.functional.dropout-sample3"
+    assert pinv.id == "dynamic-float32-cpu-linalg.pinv.hermitian-sample0"
+    assert pinv.context == "linalg.pinv.hermitian dynamic float32 cpu sample 0"
+    assert tuple(pinv.scope) == ("linalg.pinv", "hermitian", "dynamic", "float32", "cpu")
+    split = {"nn.functional.dropout": ("nn.functional.dropout", ""), "linalg.pinv.hermitian": ("linalg.pinv", "hermitian")}
+    assert SampleKey.parse(dropout.id, split.get) == dropout
+    assert SampleKey.parse(pinv.id, split.get) == pinv
+    assert SampleKey.parse(pinv.id, lambda op_id: None) is None  # an op the caller does not know
+    assert SampleKey.parse("test_something[3]", split.get) is None
+
+
+def test_modes_know_what_they_compile() -> None:
+    assert [(m.value, m.dynamic, m.functionalized) for m in Mode] == [
+        ("static", False, True),
+        ("dynamic", True, True),
+        ("static-nofunc", False, False),
+        ("dynamic-nofunc", True, False),
+    ]
+    assert SampleKey("sin", "", "dynamic-nofunc", "float32", "cpu", 0).mode is Mode.DYNAMIC_NOFUNC  # type: ignore[arg-type]

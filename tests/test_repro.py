@@ -1,0 +1,230 @@
+"""Standalone repro scripts: they run the check's own code, without optests, and find what it finds.
+
+Every script is written here and then run in one fresh interpreter where optests cannot be
+imported (runpy, one after another: a torch import per script would cost seconds each).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from corpus import BUGS, CORRECT
+
+import optests
+from optests import _check, _repro
+
+TESTS = Path(__file__).resolve().parent
+
+#: Describes the tensors of (args, kwargs) as a script rebuilt them; defined here and in the runner.
+_DESCRIBE = """
+def describe(values):
+    def leaves(v):
+        if type(v) in (list, tuple):
+            for x in v:
+                yield from leaves(x)
+        elif type(v) is dict:
+            for x in v.values():
+                yield from leaves(x)
+        else:
+            yield v
+
+    tensors = [t for t in leaves(values) if isinstance(t, torch.Tensor)]
+    ptrs = [t.untyped_storage().data_ptr() for t in tensors]
+    return [
+        {
+            "size": list(t.shape),
+            "stride": list(t.stride()),
+            "offset": t.storage_offset(),
+            "dtype": str(t.dtype),
+            "requires_grad": t.requires_grad,
+            "leaf": t.is_leaf,
+            "view": t._is_view(),
+            "values": t.detach().tolist(),
+            "same_object_as": next(j for j, u in enumerate(tensors) if u is t),
+            "same_storage_as": ptrs.index(ptrs[i]),
+        }
+        for i, t in enumerate(tensors)
+    ]
+"""
+
+#: Runs scripts in one interpreter that cannot import optests; prints {path: [exit status, stdout, inputs]}.
+_RUNNER = (
+    """
+import contextlib, io, json, runpy, sys
+
+sys.modules["optests"] = None  # a repro script must not need optests
+import torch
+"""
+    + _DESCRIBE
+    + """
+results = {}
+for path in sys.argv[1:]:
+    namespace = runpy.run_path(path, run_name="repro")  # definitions only: what the inputs are
+    out, status = io.StringIO(), 0
+    with contextlib.redirect_stdout(out):
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except SystemExit as e:
+            status = e.code
+    results[path] = [status, out.getvalue(), describe([namespace["args"], namespace["kwargs"]])]
+print(json.dumps(results))
+"""
+)
+
+_namespace: dict[str, Any] = {"torch": torch}
+exec(_DESCRIBE, _namespace)
+describe: Callable[[Any], Any] = _namespace["describe"]
+
+
+def _rebuild_inputs() -> tuple[list[Any], dict[str, Any]]:
+    """Inputs that only an exact rebuild keeps: views of one base (one with a storage offset,
+    one transposed, overlapping), a transposed leaf that requires grad, one tensor passed
+    twice, a non-leaf view, and a view of a storage too large to write out."""
+    torch.manual_seed(0)
+    base = torch.randn(20)
+    a = base[2:14].view(3, 4)
+    b = base[8:20].view(4, 3).t()
+    t = torch.randn(4, 3).t().requires_grad_()
+    x = torch.randn(3, 4, requires_grad=True)
+    g = torch.randn(12, requires_grad=True)
+    c = g.view(3, 4)
+    big = torch.randn(30, 20)[1:4, 2:6]
+    return [[a, b, t, x, x, c, big]], {"dim": 1}
+
+
+def _bug_options(name: str) -> dict[str, Any]:
+    return {"dynamic": False, **BUGS[name][3]}
+
+
+def _donor_options() -> dict[str, Any]:
+    torch.manual_seed(1)
+    return {**_bug_options("memoized_scale"), "randomized_sample": ([torch.randn(3, 4, requires_grad=True)], {})}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every script written and run once: name -> (finding or None, script text, exit status, stdout, inputs)."""
+    directory = tmp_path_factory.mktemp("repro")
+    written: dict[str, tuple[optests.Finding | None, Path]] = {}
+
+    def write(name: str, func: Callable[..., Any], make: Callable[[], Any], options: dict[str, Any], check: bool) -> None:
+        finding = None
+        if check:  # what the check finds, to compare with what its script finds
+            args, kwargs = make()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # as optests check runs it, and so the script
+                result = optests.run_check(func, args, kwargs, **options)
+            assert result.error is not None, name
+            finding, options = result.error, dict(result.error.options or {})
+        summary = f"[{finding.stage}] {finding.summary}" if finding is not None else "(none)"
+        path = _repro.write_standalone(directory, name, func, make(), options, summary=summary)
+        written[name] = (finding, path)
+
+    for name, (func, make, _, _) in BUGS.items():
+        write(name, func, make, _bug_options(name), check=True)
+    write("memoized_scale_donor", BUGS["memoized_scale"][0], BUGS["memoized_scale"][1], _donor_options(), check=True)
+    # as `optests check` gets it: the finding (and its options) crossed from the runner's child
+    func, make = BUGS["memoized_scale"][:2]
+    (checked,) = optests.check_op(func, samples=[make()], modes=["static"])
+    finding = checked.result.error
+    assert finding is not None and finding.options is not None
+    path = _repro.write_standalone(directory, "via_check_op", func, checked.inputs, finding.options, summary=finding.summary)
+    written["memoized_scale_via_check_op"] = (finding, path)
+    for name, (func, make, options) in CORRECT.items():
+        write(f"correct_{name}", func, make, {"dynamic": False, **options}, check=False)
+    write("rebuild", torch.stack, _rebuild_inputs, {"dynamic": True, "try_check_data_specialization": True}, check=False)
+
+    runner = directory / "runner.py"
+    runner.write_text(_RUNNER)
+    paths = [str(p) for _, p in written.values()]
+    done = subprocess.run(
+        [sys.executable, str(runner), *paths],
+        cwd=directory,
+        env={**os.environ, "PYTHONPATH": str(TESTS)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.splitlines()[-1])
+    return {name: (finding, path.read_text(), *results[str(path)]) for name, (finding, path) in written.items()}
+
+
+@pytest.mark.parametrize("name", [*BUGS, "memoized_scale_donor", "memoized_scale_via_check_op"])
+def test_every_planted_bug_reproduces_through_its_script(runs: dict[str, Any], name: str) -> None:
+    finding, _, status, out, _ = runs[name]
+    lines = out.splitlines()
+    assert status == 1 and lines[-1] == "REPRODUCED", out
+    assert lines[0].startswith(f"[{finding.stage}] {finding.what}="), out
+    if name != "stateful_backward":  # its backward scales by a global call count: the numbers differ
+        assert out == f"[{finding.stage}] {finding.summary}\n{finding.detail}\nREPRODUCED\n".replace("\n\n", "\n")
+
+
+def test_a_randomized_finding_reruns_on_the_same_random_data(runs: dict[str, Any]) -> None:
+    for name, data in [("memoized_scale", "uniform [0, 1) noise"), ("memoized_scale_donor", "the sample drawn again")]:
+        finding, _, _, out, _ = runs[name]
+        assert finding.stage == "randomized"
+        assert f"on randomized inputs: {data}" in out, out
+
+
+@pytest.mark.parametrize("name", list(CORRECT))
+def test_a_correct_op_s_script_says_nothing_differs(runs: dict[str, Any], name: str) -> None:
+    _, _, status, out, _ = runs[f"correct_{name}"]
+    assert (status, out.splitlines()[-1:]) == (0, ["not reproduced: nothing differs between eager and compiled"]), out
+
+
+def test_the_script_rebuilds_the_inputs_exactly(runs: dict[str, Any]) -> None:
+    _, text, status, out, rebuilt = runs["rebuild"]
+    assert status == 0, out
+    assert rebuilt == describe(list(_rebuild_inputs()))
+    shapes = [(d["same_object_as"], d["same_storage_as"], d["view"], d["leaf"]) for d in rebuilt]
+    # (object, storage, view, leaf): a and b views of one base; t; x twice; c a non-leaf view; big
+    expected = [(0, 0, True, True), (1, 0, True, True), (2, 2, True, True), (3, 3, False, True), (3, 3, False, True)]
+    assert shapes == [*expected, (5, 5, True, False), (6, 6, True, True)]
+    assert "SAVED = torch.load(" in text  # the 600-element storage of the last one
+
+
+def test_the_script_carries_the_check_s_own_code_and_no_optests_import(runs: dict[str, Any]) -> None:
+    text = runs["fake_wrong_shape"][1]
+    for func in (_check._check_call, _check._check_once, _check._compare, _check._copy, _check._TensorCall):
+        assert inspect.getsource(func) in text
+    modules = [
+        name
+        for node in ast.walk(ast.parse(text))
+        for name in (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+    ]
+    assert "corpus" in modules and not [m for m in modules if m.split(".")[0] == "optests"]
+
+
+def test_the_script_compares_with_the_check_s_tolerances() -> None:
+    options = {"dynamic": False, "assert_equals_fn": _check.tolerant(torch.float32, 5e-3, 1e-4)}
+    text, saved = _repro.standalone(torch.sin, [torch.ones(2)], {}, options, summary="", script_name="s.py", saved_name="s.pt")
+    assert "assert_equals_fn=functools.partial(assert_close_equal_nan, atol=0.005, rtol=0.0001)," in text
+    assert "import functools" in text and not saved
+
+
+def test_a_finding_s_few_line_repro_rebuilds_the_inputs_alike() -> None:
+    """``Finding.repro`` has no file beside it: the large storage gets a random stand-in, the rest is exact."""
+    namespace: dict[str, Any] = {}
+    exec("import torch\n" + _repro.setup_source(torch.stack, *_rebuild_inputs()), namespace)
+    rebuilt, original = describe([namespace["args"], namespace["kwargs"]]), describe(list(_rebuild_inputs()))
+    assert rebuilt[:-1] == original[:-1]
+    assert {**rebuilt[-1], "values": None} == {**original[-1], "values": None}
