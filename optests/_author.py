@@ -13,16 +13,19 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from . import _opinfo, _registry, _runner
 from ._check import assert_close_equal_nan, one_intra_op_thread, run_check
-from ._findings import CheckResult, Outcome, Verdict
+from ._findings import CheckResult, Outcome, Stage, Verdict
 from ._key import DTYPES, MODES, Mode, SampleKey, op_id
 from ._results import SampleResult
 from ._settings import DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from ._transforms import Derived
 
 Sample = tuple[list[Any], dict[str, Any]]
 
@@ -192,6 +195,32 @@ class _Planned:
     key: SampleKey
     sample: Sample
     options: dict[str, Any]
+    #: What a transform changed (``args[1] is args[0]``); empty for a sample as it was given.
+    derived: str = ""
+    #: The sample it was derived from (None for a sample as it was given).
+    base: Sample | None = None
+    #: The dtype whose OpInfo decorations judge it, where a transform cast it to another.
+    judged: torch.dtype | None = None
+
+    @property
+    def context(self) -> str:
+        return f"{self.key.context}: {self.derived}" if self.derived else self.key.context
+
+
+#: How many size mappings ``resized`` draws per sample for an author (the sweep draws one).
+RESIZED_DRAWS = 3
+#: At most this many checks shrink a ``resized`` finding (each compiles: about 0.1 s for a small op).
+SHRINK_EXAMPLES = 30
+
+
+def transforms_of(value: str | Sequence[str]) -> tuple[str, ...]:
+    """``"all"``, ``"none"``, a comma-separated string or a sequence of transform names."""
+    from ._transforms import parse_transforms
+
+    try:
+        return parse_transforms(value if isinstance(value, str) else ",".join(value) or "none")
+    except ValueError as e:
+        raise AuthorError(f"transforms: {e}") from None
 
 
 def plan(
@@ -201,13 +230,19 @@ def plan(
     modes: Sequence[str] = ("static", "dynamic"),
     dtypes: Sequence[str] = ("float32",),
     device: str = "cpu",
+    transforms: str | Sequence[str] = "all",
 ) -> list[_Planned]:
-    """The checks :func:`check_target` makes, sample by sample and mode by mode, without making
-    them. Given samples are numbered by position; an OpInfo's within each dtype, as in the sweep."""
+    """The checks :func:`check_target` makes, sample by sample (each followed by the samples
+    every transform derives from it) and mode by mode, without making them. Given samples are
+    numbered by position; an OpInfo's within each dtype, as in the sweep."""
+    from ._transforms import judged_dtype
+
     for mode in modes:
         if mode not in MODES:
             raise AuthorError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
+    chosen = transforms_of(transforms)
     found: list[tuple[str, Sample, dict[str, Any]]] = []
+    variants: list[tuple[str, Sample, dict[str, Any], str, torch.dtype | None]]
     if samples is not None:
         for i, s in enumerate(samples):
             found.append((_dtype_of(s, i), s, {"check_gradients": "auto", "try_check_data_specialization": True}))
@@ -220,7 +255,7 @@ def plan(
                 continue
             redrawn = _opinfo.redrawn(target.opinfo, device, dtype)
             for i, sc in enumerate(_opinfo.samples_of(target.opinfo, device, dtype)):
-                options = {
+                options: dict[str, Any] = {
                     "check_gradients": sc.check_gradients,
                     "try_check_data_specialization": True,
                     "skip_correctness_check": sc.skip_correctness_check,
@@ -234,10 +269,38 @@ def plan(
     for position, (dtype_name, sample, options) in enumerate(found):
         index = position if samples is not None else counters.get(dtype_name, 0)
         counters[dtype_name] = index + 1
-        for mode in modes:
-            key = SampleKey(target.op, target.variant, Mode(mode), dtype_name, device, index)
-            planned.append(_Planned(key, sample, options))
+        base_dtype = getattr(torch, dtype_name)
+        variants = [("", sample, options, "", None)]
+        redraw = options.get("randomized_sample")
+        for transform in chosen:
+            again = {}  # the OpInfo's redraw, transformed alike, for the randomized rerun
+            if redraw is not None:
+                again = {d.suffix: (list(d.args), d.kwargs) for d in _derive(transform, redraw, index)}
+            for d in _derive(transform, sample, index):
+                check_gradients = d.check_gradients(options["check_gradients"])
+                judged = judged_dtype(d, base_dtype)
+                opts = {**options, "check_gradients": check_gradients}
+                if redraw is not None:
+                    opts["randomized_sample"] = again.get(d.suffix)
+                variants.append(
+                    (d.suffix, (list(d.args), d.kwargs), opts, d.description, None if judged is base_dtype else judged)
+                )
+        for suffix, inputs, opts, description, cast in variants:
+            for mode in modes:
+                key = SampleKey(target.op, target.variant, Mode(mode), dtype_name, device, index, transform=suffix)
+                planned.append(_Planned(key, inputs, opts, description, sample if suffix else None, cast))
     return planned
+
+
+def _derive(transform: str, sample: Sample, index: int) -> list[Derived]:
+    """What ``transform`` derives from ``sample``; nothing from a sample it cannot take apart (an
+    argument it cannot copy, say), as in the sweep."""
+    from ._transforms import derive
+
+    try:
+        return derive(transform, sample[0], sample[1], draws=RESIZED_DRAWS, seed=index)
+    except Exception:
+        return []
 
 
 def run_planned(
@@ -252,43 +315,82 @@ def run_planned(
     ``timeout`` finding, and the next sample gets a fresh child. Where a child cannot be forked
     (CUDA is initialized), the checks run in this process."""
 
-    def work(position: int) -> CheckResult:
+    def work(position: int) -> tuple[CheckResult, Sample | None]:
+        """The check of one planned sample, and the inputs it ended on where they are not the
+        planned ones (a ``resized`` finding shrunk to its smallest sizes)."""
         p = planned[position]
-        key, (args, kwargs), options = p.key, p.sample, p.options
+        key, options = p.key, p.options
         notes: tuple[str, ...] = ()
         if target.opinfo is not None:  # the OpInfo's own skips and tolerances, as in the sweep
-            dtype = getattr(torch, key.dtype)
+            dtype = p.judged or getattr(torch, key.dtype)
             deco = _opinfo.decorations(target.opinfo, key.mode.dynamic, key.device, dtype)
             if deco.skip:
-                return CheckResult(Outcome.SKIPPED, message=deco.skip_message)
+                return CheckResult(Outcome.SKIPPED, message=deco.skip_message), None
             if deco.tolerance:
                 options = {**options, "assert_equals_fn": deco.assert_equals(dtype)}
                 notes = (deco.tolerance,)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = run_check(
-                target.func, args, kwargs, key.mode.dynamic, disable_functionalization=not key.mode.functionalized,
-                context=key.context, **{"assert_equals_fn": assert_close_equal_nan, **options},
-            )  # fmt: skip
-        return _portable(dataclasses.replace(result, notes=notes + result.notes))
+
+        def check(inputs: Sample, context: str) -> CheckResult:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return run_check(
+                    target.func, inputs[0], inputs[1], key.mode.dynamic, disable_functionalization=not key.mode.functionalized,
+                    context=context, **{"assert_equals_fn": assert_close_equal_nan, **options},
+                )  # fmt: skip
+
+        result, shrunk = check(p.sample, p.context), None
+        if key.transform and result.stage is Stage.EAGER:  # the derived sample is not a valid call
+            from ._transforms import not_applicable
+
+            message = not_applicable(key.transform, result.message, p.context)
+            return CheckResult(Outcome.NOT_APPLICABLE, message=message, duration=result.duration), None
+        if key.transform.startswith("resized") and result.outcome is Outcome.FAILED:
+            shrunk, result = _shrink(p, result, check)
+        return _portable(dataclasses.replace(result, notes=notes + result.notes)), shrunk
 
     runner = _runner.IsolatedRunner(_one_thread(work)) if isolated and _runner.fork_is_safe() else None
     out: list[SampleCheck] = []
     try:
         for position, p in enumerate(planned):
             start = time.perf_counter()
-            result = work(position) if runner is None else runner.run(position, timeout)
-            if isinstance(result, _runner.Died):
-                message = f"{result.message.splitlines()[0]} [{p.key.context}]"
-                result = CheckResult(
-                    Outcome.FAILED, result.stage, message, detail=result.message, duration=time.perf_counter() - start
+            answer = work(position) if runner is None else runner.run(position, timeout)
+            if isinstance(answer, _runner.Died):
+                message = f"{answer.message.splitlines()[0]} [{p.context}]"
+                answer = (
+                    CheckResult(
+                        Outcome.FAILED, answer.stage, message, detail=answer.message, duration=time.perf_counter() - start
+                    ),
+                    None,
                 )
-            args, kwargs = p.sample
+            result, shrunk = answer
+            args, kwargs = shrunk if shrunk is not None else p.sample
             out.append(SampleCheck(p.key, result, (list(args), dict(kwargs)), p.options["check_gradients"]))
     finally:
         if runner is not None:
             runner.close()
     return out
+
+
+def _shrink(p: _Planned, result: CheckResult, check: Callable[[Sample, str], CheckResult]) -> tuple[Sample, CheckResult]:
+    """A ``resized`` finding shrunk to the smallest sizes that fail at the same stage (hypothesis,
+    derandomized), and the check of those; the finding as it is if none smaller is found."""
+    from ._transforms import shrink_resized
+
+    base = p.base if p.base is not None else p.sample  # the given sample, as its author wrote it
+    smallest = shrink_resized(
+        base[0],
+        base[1],
+        lambda d: check((list(d.args), d.kwargs), p.context).stage is result.stage,
+        seed=p.key.sample or 0,
+        max_examples=SHRINK_EXAMPLES,
+    )
+    if smallest is None or smallest.description == p.derived:
+        return p.sample, result
+    context = f"{p.key.context}: {smallest.description}, shrunk from {p.derived}"
+    again = check((list(smallest.args), smallest.kwargs), context)
+    if again.stage is not result.stage:  # not reproducible at those sizes: the finding as it was
+        return p.sample, result
+    return (list(smallest.args), smallest.kwargs), again
 
 
 def check_target(
@@ -298,11 +400,13 @@ def check_target(
     modes: Sequence[str] = ("static", "dynamic"),
     dtypes: Sequence[str] = ("float32",),
     device: str = "cpu",
+    transforms: str | Sequence[str] = "all",
     timeout: float = DEFAULT_TIMEOUT,
     isolated: bool = True,
 ) -> list[SampleCheck]:
-    """Check every sample in every mode (see :func:`plan` and :func:`run_planned`)."""
-    planned = plan(target, samples, modes=modes, dtypes=dtypes, device=device)
+    """Check every sample, and every sample each transform derives, in every mode (see
+    :func:`plan` and :func:`run_planned`)."""
+    planned = plan(target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms)
     return run_planned(target, planned, timeout=timeout, isolated=isolated)
 
 
@@ -366,16 +470,21 @@ def check_op(
     modes: Sequence[str] = ("static", "dynamic"),
     dtypes: Sequence[str] = ("float32",),
     device: str = "cpu",
+    transforms: str | Sequence[str] = "all",
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
     ``op`` is an OpInfo name (``"sin"``), a qualified custom op (``"mylib::myop"``), an
     OpInfo, or any callable (a ``torch.library.custom_op``, an ``OpOverload``, a function).
     ``samples`` (SampleInputs or ``(args, kwargs)`` pairs) is required when the op has no OpInfo.
+    ``transforms`` (``"all"``, ``"none"``, or names such as ``["transposed", "duplicated"]``)
+    derive more samples from each: other layouts, one tensor passed twice, views of one
+    storage, fewer inputs requiring grad, other dtypes, other sizes. A derived sample whose
+    eager call fails is ``not_applicable``, never a finding.
     """
     target = _target(op)
     given = to_samples(samples, f"samples for {target.name}") if samples is not None else None
-    return check_target(target, given, modes=modes, dtypes=dtypes, device=device)
+    return check_target(target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms)
 
 
 def op_test(
@@ -384,9 +493,11 @@ def op_test(
     *,
     modes: Sequence[str] = ("static", "dynamic"),
     registry: str | Path | None = None,
+    transforms: str | Sequence[str] = "all",
 ) -> Callable[..., None]:
-    """A pytest test function over ``op``'s samples and modes, one test per pair, judged against
-    an expected-failures registry of optests' format. In a test module::
+    """A pytest test function over ``op``'s samples (and the samples ``transforms`` derive, as in
+    :func:`check_op`) and modes, one test per pair, judged against an expected-failures registry
+    of optests' format. A derived sample that is not a valid call is skipped. In a test module::
 
         test_myop = optests.op_test(mylib.myop, samples=my_samples, registry="expected_failures.json")
     """
@@ -395,7 +506,7 @@ def op_test(
     made = samples() if callable(samples) else samples
     given = to_samples(made, "samples") if made is not None else None
     target = _target(op)
-    planned = {p.key.id: p for p in plan(target, given, modes=modes)}  # makes samples, checks nothing
+    planned = {p.key.id: p for p in plan(target, given, modes=modes, transforms=transforms)}  # checks nothing yet
     entries = _registry.load(Path(registry)) if registry is not None else []
 
     @pytest.mark.parametrize("optests_sample_id", list(planned))
@@ -405,6 +516,8 @@ def op_test(
         verdict, entry = _registry.Registry(entries, str(torch.__version__)).judge(check.record())
         if verdict is Verdict.XFAILED:
             pytest.xfail(f"expected ({entry.stage if entry else ''}): {entry.reason if entry else ''}")
+        if verdict in (Verdict.NOT_APPLICABLE, Verdict.SKIPPED):
+            pytest.skip(check.result.message)
         if not verdict.ok:
             error = check.result.error
             raise AssertionError(f"{verdict.value}: {error if error is not None else check.result.message or 'passed'}")

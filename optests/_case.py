@@ -4,8 +4,9 @@ Imports torch (and the OpInfo databases) only when cases are made."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._findings import Outcome, Stage, Verdict
 from ._key import Mode, SampleKey
@@ -32,9 +33,17 @@ class Case:
 
     @classmethod
     def of(
-        cls, ref: OpRef, mode: str, dtype: str, device: str, sample: int | None, reason: str = "", broken: bool = False
+        cls,
+        ref: OpRef,
+        mode: str,
+        dtype: str,
+        device: str,
+        sample: int | None,
+        reason: str = "",
+        broken: bool = False,
+        transform: str = "",
     ) -> Case:
-        return cls(ref, SampleKey(ref.name, ref.variant, Mode(mode), dtype, device, sample, broken), reason)
+        return cls(ref, SampleKey(ref.name, ref.variant, Mode(mode), dtype, device, sample, broken, transform), reason)
 
     @property
     def id(self) -> str:
@@ -90,9 +99,12 @@ def collect(settings: Settings) -> list[Case]:
                         error = f"sample_inputs raised {type(e).__name__}: {first}"
                         cases.extend(Case.of(ref, mode, dtype_name, device, None, error, broken=True) for mode in settings.modes)
                         continue
+                derived = _derived(ref, device, dtype, count, settings.transforms)
                 for mode in settings.modes:
                     if count:
-                        cases.extend(Case.of(ref, mode, dtype_name, device, i) for i in range(count))
+                        for i in range(count):
+                            cases.append(Case.of(ref, mode, dtype_name, device, i))
+                            cases.extend(Case.of(ref, mode, dtype_name, device, i, transform=t) for t in derived[i])
                     else:
                         cases.append(Case.of(ref, mode, dtype_name, device, None, reason))
     ids = Counter(c.id for c in cases)
@@ -102,6 +114,22 @@ def collect(settings: Settings) -> list[Case]:
             f"--optests-dbs: ops from different databases share test ids, e.g. {clashes[0]}; select fewer databases"
         )
     return cases
+
+
+def _derived(ref: OpRef, device: str, dtype: Any, count: int, transforms: Sequence[str]) -> list[list[str]]:
+    """For each of the op's ``count`` samples, the suffixes of the samples ``transforms`` derive."""
+    if not transforms or not count:
+        return [[] for _ in range(count)]
+    from . import _opinfo
+    from ._transforms import suffixes
+
+    out = []
+    for sample in _opinfo.cached_samples(ref, device, dtype):
+        try:
+            out.append([s for t in transforms for s in suffixes(t, sample.args, sample.kwargs)])
+        except Exception:  # a sample a transform cannot take apart: nothing derived from it
+            out.append([])
+    return out
 
 
 def split_of(refs: list[OpRef]) -> dict[str, tuple[str, str]]:

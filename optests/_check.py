@@ -241,27 +241,43 @@ def _is_plain_strided(t: torch.Tensor) -> bool:
     )
 
 
+def _storage_key(t: torch.Tensor) -> tuple[str, int] | None:
+    """What identifies the storage of a plain strided tensor (None: no storage worth sharing)."""
+    if not _is_plain_strided(t) or not t.untyped_storage().nbytes():
+        return None
+    return str(t.device), t.untyped_storage().data_ptr()
+
+
 def _copy(
     t: torch.Tensor,
     randomize: bool,
     values: torch.Tensor | None = None,
-    storages: dict[tuple[str, int], torch.UntypedStorage] | None = None,
+    bases: dict[tuple[str, int], torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """A copy with the same values (or, when ``randomize``, fresh ones for floating tensors:
     ``values`` where given, uniform [0, 1) noise elsewhere), size, strides, storage offset,
-    ``requires_grad`` and leaf-ness. ``storages`` maps each storage copied so far to its copy:
-    tensors that share a storage (views of one base) get copies that share one storage."""
+    ``requires_grad`` and leaf-ness. ``bases`` (for a tensor whose storage other inputs share)
+    maps that storage to a flat tensor over its copy, made by the first of them: the copies are
+    views of it, so they share memory as views of one base do (AOTAutograd's synthetic bases)."""
     with torch.no_grad():
         src = t.detach()
         fresh = randomize and src.dtype.is_floating_point
-        if _is_plain_strided(src):
-            key = (str(src.device), src.untyped_storage().data_ptr())
-            shared = storages.get(key) if storages is not None and src.untyped_storage().nbytes() else None
-            storage = src.untyped_storage().clone() if shared is None else shared  # type: ignore[no-untyped-call]
-            if storages is not None and shared is None and storage.nbytes():
-                storages[key] = storage
+        key = _storage_key(src) if bases is not None else None
+        if bases is not None and key is not None:
+            base = bases.get(key)
+            if base is None:
+                storage = src.untyped_storage().clone()  # type: ignore[no-untyped-call]
+                base = bases[key] = src.new_empty(0).set_(storage, 0, (storage.nbytes() // src.element_size(),), (1,))
+                if fresh:
+                    base.uniform_(0, 1)
+            if base.dtype == src.dtype:
+                copy = base.as_strided(src.size(), src.stride(), src.storage_offset())
+            else:  # one storage seen as two dtypes: shared, but not as views
+                copy = src.new_empty(0).set_(base.untyped_storage(), src.storage_offset(), src.size(), src.stride())
+        elif _is_plain_strided(src):
+            storage = src.untyped_storage().clone()  # type: ignore[no-untyped-call]
             copy = src.new_empty(0).set_(storage, src.storage_offset(), src.size(), src.stride())
-            if fresh and shared is None:  # a shared storage was randomized whole with its first tensor
+            if fresh:
                 whole = src.new_empty(0).set_(storage, 0, (storage.nbytes() // src.element_size(),), (1,))
                 whole.uniform_(0, 1)
         else:
@@ -281,12 +297,16 @@ def _copies(
     tensors: Sequence[torch.Tensor], randomize: bool = False, values: Sequence[torch.Tensor] | None = None
 ) -> list[torch.Tensor]:
     """Fresh copies; an input passed twice stays one tensor passed twice, and inputs that share
-    a storage (views of one base) share one copied storage, so aliasing survives the copy."""
+    a storage (views of one base) are copied as views of one base, so aliasing survives the copy."""
+    distinct = list({id(t): t for t in tensors}.values())
+    keys = [_storage_key(t) for t in distinct]
+    shared = {k for k in keys if k is not None and keys.count(k) > 1}
+    bases: dict[tuple[str, int], torch.Tensor] = {}
     memo: dict[int, torch.Tensor] = {}
-    storages: dict[tuple[str, int], torch.UntypedStorage] = {}
     for i, t in enumerate(tensors):
         if id(t) not in memo:
-            memo[id(t)] = _copy(t, randomize, values[i] if values is not None else None, storages)
+            value = values[i] if values is not None else None
+            memo[id(t)] = _copy(t, randomize, value, bases if _storage_key(t) in shared else None)
     return [memo[id(t)] for t in tensors]
 
 
@@ -687,14 +707,19 @@ def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eage
     ]
     if [n for n, _ in real] != [n for n, _ in trace.outputs]:
         raise make(MetadataMismatch, "traced outputs", [n for n, _ in trace.outputs], [n for n, _ in real], detail=note)
+    groups = _storage_groups(eager.inputs)
+    overlapping = _storage_groups(eager.inputs, overlap=True)
     for (name, traced), (_, actual) in zip(trace.outputs, real):
+        if traced is not None:  # the trace knows views of inputs; the storages they share are the real run's
+            traced = dataclasses.replace(traced, aliases=frozenset(j for i in traced.aliases for j in groups[i]))
         if traced is None or actual is None:
             if (traced is None) != (actual is None):
                 raise make(MetadataMismatch, f"traced {name} is tensor", traced is not None, actual is not None, detail=note)
             continue
         _compare_meta(make, f"traced {name}", traced, actual, call, note, check_requires_grad=False)
-    for name, traced_mut, orig, after in zip(call.names, trace.mutated, originals, eager.inputs):
-        if traced_mut is False and after is not orig and not _identical(after, orig):
+    for i, (name, traced_mut, orig, after) in enumerate(zip(call.names, trace.mutated, originals, eager.inputs)):
+        through_another = any(trace.mutated[j] for j in overlapping[i] if j != i)  # a write to memory it shares
+        if traced_mut is False and not through_another and after is not orig and not _identical(after, orig):
             raise make(
                 MutationMismatch,
                 f"traced mutation of {name}",
@@ -703,6 +728,27 @@ def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eage
                 detail="Eager changed this input, but the traced graph does not write to it: the op's schema does not "
                 "declare the mutation (mutates_args / `Tensor(a!)`), so a compiler may reorder or drop it.",
             )
+
+
+def _storage_groups(inputs: Sequence[torch.Tensor], overlap: bool = False) -> list[frozenset[int]]:
+    """For each input, the positions of the inputs that share its storage (itself included); with
+    ``overlap``, only those whose memory overlaps its own (two halves of one storage do not)."""
+    keys = [_storage_key(t) or id(t) for t in inputs]
+
+    def span(t: torch.Tensor) -> tuple[int, int]:
+        extent = 1 + sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride())) if t.numel() else 0
+        start = int(t.storage_offset())
+        return start * t.element_size(), (start + int(extent)) * t.element_size()
+
+    def shares(i: int, j: int) -> bool:
+        if keys[i] != keys[j]:
+            return False
+        if not overlap or i == j:
+            return True
+        (a0, a1), (b0, b1) = span(inputs[i]), span(inputs[j])
+        return a0 < b1 and b0 < a1
+
+    return [frozenset(j for j in range(len(inputs)) if shares(i, j)) for i in range(len(inputs))]
 
 
 def _compare_meta(

@@ -107,7 +107,7 @@ def _changes(d: _diff.RunDiff) -> str:
             r = c.record
             rows.append(
                 f"<tr><td>{_esc(r.op_id)}</td><td>{_esc(r.mode)}</td><td>{_esc(r.dtype)} {_esc(r.device)}</td>"
-                f'<td>{r.sample}</td><td>{_esc(c.transition)}</td><td class="msg">{_esc(c.message)}</td></tr>'
+                f'<td>{_esc(r.key.sample_text)}</td><td>{_esc(c.transition)}</td><td class="msg">{_esc(c.message)}</td></tr>'
             )
         more = (
             f'<p class="more">Showing {MAX_LISTED} of {len(changes)}; all are in <a href="changes.json">changes.json</a>.</p>'

@@ -185,7 +185,7 @@ def render_text(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, 
             lines.append(f"  {op} {mode}:")
             for c in changes:
                 message = f": {_first_line(c.message)}" if c.message else ""
-                lines.append(f"    sample {c.record.sample} {c.record.dtype} {c.record.device}: {c.transition}{message}")
+                lines.append(f"    sample {c.record.key.sample_text} {c.record.dtype} {c.record.device}: {c.transition}{message}")
     return "\n".join(lines) + "\n"
 
 
@@ -226,7 +226,7 @@ def render_markdown(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[s
             for (op, mode), cs in groups.items():
                 for c in cs:
                     lines.append(
-                        f"| `{_md_escape(op)}` | {mode} | {c.record.sample} | {c.transition} | {_md_escape(_first_line(c.message, 200))} |"
+                        f"| `{_md_escape(op)}` | {mode} | {c.record.key.sample_text} | {c.transition} | {_md_escape(_first_line(c.message, 200))} |"
                     )
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
@@ -241,7 +241,8 @@ def to_json(d: RunDiff) -> dict[str, Any]:
     return {
         "summary": {**{k.value: n for k, n in ((k, d.counts()[k]) for k in Kind)}, "unchanged": d.unchanged},
         "changes": [
-            {"id": c.record.id, "op": c.record.op_id, "mode": c.record.mode, "sample": c.record.sample, "kind": c.kind.value,
+            {"id": c.record.id, "op": c.record.op_id, "mode": c.record.mode, "sample": c.record.sample,
+             "transform": c.record.transform, "kind": c.kind.value,
              "old": side(c.old), "new": side(c.new)}
             for c in d.changes
         ],

@@ -38,7 +38,8 @@ class Outcome(str, enum.Enum):
     PASSED = "passed"
     FAILED = "failed"
     SKIPPED = "skipped"
-    #: The op has no samples for this dtype/device (recorded, never silently dropped).
+    #: The op has no samples for this dtype/device, or a derived sample is not a valid call
+    #: (recorded, never silently dropped).
     NOT_APPLICABLE = "not_applicable"
 
     def __str__(self) -> str:

@@ -67,6 +67,10 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (run, mode, outcome)
     );
     """,
+    # 2: the input transform that derived a sample (empty for a sample as the OpInfo gives it)
+    """
+    ALTER TABLE cases ADD COLUMN transform TEXT NOT NULL DEFAULT ''
+    """,
 ]
 
 
@@ -95,8 +99,9 @@ def fingerprint(env: Mapping[str, str], records: Sequence[SampleResult]) -> str:
     h = hashlib.sha256(json.dumps(dict(env), sort_keys=True).encode())
     for r in sorted(records, key=lambda r: r.id):
         d = r.to_json()
-        if not d["tolerance"]:  # added in results schema 2: a run ingested before hashes the same
-            del d["tolerance"]
+        for field in ("tolerance", "transform"):  # added in results schemas 2 and 3: a run ingested before hashes the same
+            if not d[field]:
+                del d[field]
         h.update(json.dumps(d, sort_keys=True).encode())
     return h.hexdigest()
 
@@ -279,9 +284,9 @@ class History:
                 run_id = cur.lastrowid
                 assert run_id is not None
                 cur.executemany(
-                    "INSERT INTO cases (key, op, variant, db, mode, dtype, device, sample) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT (key) DO NOTHING",
-                    [(r.id, r.op, r.variant, r.db, r.mode.value, r.dtype, r.device, r.sample) for r in records],
+                    "INSERT INTO cases (key, op, variant, db, mode, dtype, device, sample, transform)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                    [(r.id, r.op, r.variant, r.db, r.mode.value, r.dtype, r.device, r.sample, r.transform) for r in records],
                 )
                 cur.executemany(
                     "INSERT INTO messages (text) VALUES (?) ON CONFLICT (text) DO NOTHING",
@@ -335,16 +340,16 @@ class History:
     def records(self, run: Run) -> list[SampleResult]:
         with self._errors():
             rows = self._db.execute(
-                "SELECT c.key, c.op, c.variant, c.db, c.mode, c.dtype, c.device, c.sample,"
+                "SELECT c.key, c.op, c.variant, c.db, c.mode, c.dtype, c.device, c.sample, c.transform,"
                 " o.outcome, o.stage, m.text, o.duration, o.verdict"
                 " FROM outcomes o JOIN cases c ON c.id = o.case_id LEFT JOIN messages m ON m.id = o.message"
                 " WHERE o.run = ? ORDER BY c.key",
                 (run.id,),
             ).fetchall()
         return [
-            SampleResult(SampleKey.of_record(key, op, variant, mode, dtype, device, sample), db, Outcome(outcome),
+            SampleResult(SampleKey.of_record(key, op, variant, mode, dtype, device, sample, transform), db, Outcome(outcome),
                          Stage(stage) if stage else None, message or "", duration, Verdict(verdict) if verdict else None)
-            for key, op, variant, db, mode, dtype, device, sample, outcome, stage, message, duration, verdict in rows
+            for key, op, variant, db, mode, dtype, device, sample, transform, outcome, stage, message, duration, verdict in rows
         ]  # fmt: skip
 
     def environment(self, run: Run) -> dict[str, str]:

@@ -53,14 +53,45 @@ DTYPES = (
 )
 
 
+#: Input transforms (``optests._transforms``), by the names users type. A derived sample's id is
+#: its base id plus the transform's name, and an index where one transform derives several.
+TRANSFORMS = ("noncontiguous", "transposed", "duplicated", "aliased", "grad-subset", "dtypes", "resized")
+
+
+def parse_transforms(value: str) -> tuple[str, ...]:
+    """``none``, ``all``, or a comma-separated list of names, as users type them (an option, an
+    ini key). Returns the names in :data:`TRANSFORMS` order, without duplicates; raises
+    ``ValueError`` with a one-line message naming the valid names."""
+    text = value.strip()
+    if text == "none":
+        return ()
+    if text == "all":
+        return TRANSFORMS
+    names = [n.strip() for n in text.split(",")]
+    bad = [n for n in names if n not in TRANSFORMS]
+    if bad:
+        raise ValueError(
+            f"unknown transform {bad[0]!r}; expected none, all, or a comma-separated list of: {', '.join(TRANSFORMS)}"
+        )
+    return tuple(t for t in TRANSFORMS if t in names)
+
+
+def transform_name(suffix: str) -> str:
+    """The transform a derived sample's suffix names: ``grad-subset-1`` -> ``grad-subset``."""
+    head, _, index = suffix.rpartition("-")
+    return head if index.isdigit() else suffix
+
+
 class Scope(NamedTuple):
-    """What one registry entry covers: the samples of one op in one mode, dtype and device."""
+    """What one registry entry covers: the samples of one op in one mode, dtype and device, as
+    they are or derived by one transform (``transposed``, ``duplicated-1``)."""
 
     op: str
     variant: str
     mode: str
     dtype: str
     device: str
+    transform: str = ""
 
 
 def op_id(op: str, variant: str) -> str:
@@ -74,8 +105,11 @@ BROKEN = "samples"
 
 _ID = re.compile(
     rf"^(?P<mode>{'|'.join(sorted(MODES, key=len, reverse=True))})-(?P<dtype>{'|'.join(DTYPES)})-"
-    rf"(?P<device>{'|'.join(DEVICES)})-(?P<op_id>.+)-(?P<tail>sample(?P<sample>\d+)|{BROKEN}|{NOT_APPLICABLE})$"
+    rf"(?P<device>{'|'.join(DEVICES)})-(?P<op_id>.+)-(?P<tail>sample(?P<sample>\d+)"
+    rf"(?:-(?P<transform>(?:{'|'.join(TRANSFORMS)})(?:-\d+)?))?|{BROKEN}|{NOT_APPLICABLE})$"
 )
+#: A transform as ids and the registry name it: its name, and an index where it derives several.
+TRANSFORM = re.compile(rf"^(?:{'|'.join(TRANSFORMS)})(?:-\d+)?$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +117,8 @@ class SampleKey:
     """One sample of one op in one mode, dtype and device.
 
     ``sample`` is None when there is nothing to check: the op does not apply (``broken=False``)
-    or its OpInfo could not make its samples (``broken=True``).
+    or its OpInfo could not make its samples (``broken=True``). ``transform`` names the sample
+    derived from sample ``sample`` by an input transform (``transposed``, ``duplicated-1``).
     """
 
     op: str
@@ -93,11 +128,14 @@ class SampleKey:
     device: str
     sample: int | None
     broken: bool = False
+    transform: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", Mode(self.mode))
         if self.broken and self.sample is not None:
             raise ValueError(f"sample {self.sample} of {self.op_id}: a key with a sample is not broken")
+        if self.transform and (self.sample is None or not TRANSFORM.match(self.transform)):
+            raise ValueError(f"transform {self.transform!r} of {self.op_id}: expected a transform's name (and index) of a sample")
 
     @property
     def op_id(self) -> str:
@@ -107,7 +145,7 @@ class SampleKey:
     def id(self) -> str:
         """The stable test id: ``static-float32-cpu-sin-sample3``."""
         if self.sample is not None:
-            tail = f"sample{self.sample}"
+            tail = f"sample{self.sample}-{self.transform}" if self.transform else f"sample{self.sample}"
         else:
             tail = BROKEN if self.broken else NOT_APPLICABLE
         return f"{self.mode}-{self.dtype}-{self.device}-{self.op_id}-{tail}"
@@ -115,17 +153,26 @@ class SampleKey:
     @property
     def context(self) -> str:
         """The bracket that ends its messages: ``sin static float32 cpu sample 3``."""
-        return f"{self.op_id} {self.mode} {self.dtype} {self.device} sample {self.sample}"
+        base = f"{self.op_id} {self.mode} {self.dtype} {self.device} sample {self.sample}"
+        return f"{base} {self.transform}" if self.transform else base
+
+    @property
+    def sample_text(self) -> str:
+        """The sample as reports show it: ``3``, or ``3 transposed`` for a derived one."""
+        return f"{self.sample} {self.transform}" if self.transform else str(self.sample)
 
     @property
     def scope(self) -> Scope:
-        return Scope(self.op, self.variant, self.mode.value, self.dtype, self.device)
+        return Scope(self.op, self.variant, self.mode.value, self.dtype, self.device, self.transform)
 
     @classmethod
-    def of_record(cls, id: str, op: str, variant: str, mode: str, dtype: str, device: str, sample: int | None) -> SampleKey:
+    def of_record(
+        cls, id: str, op: str, variant: str, mode: str, dtype: str, device: str, sample: int | None, transform: str = ""
+    ) -> SampleKey:
         """The key of a stored record (a results file, the history), which keeps its id beside
         the fields that make it; a ``ValueError`` if they disagree."""
-        key = cls(op, variant, Mode(mode), dtype, device, sample, broken=sample is None and id.endswith(f"-{BROKEN}"))
+        broken = sample is None and id.endswith(f"-{BROKEN}")
+        key = cls(op, variant, Mode(mode), dtype, device, sample, broken, transform)
         if key.id != id:
             raise ValueError(f"id={id!r}, but expected {key.id!r}, as its op, variant, mode, dtype, device and sample make it")
         return key
@@ -150,4 +197,4 @@ class SampleKey:
         if parts is None:
             return None
         sample = int(m["sample"]) if m["sample"] is not None else None
-        return cls(*parts, Mode(m["mode"]), m["dtype"], m["device"], sample, broken=m["tail"] == BROKEN)
+        return cls(*parts, Mode(m["mode"]), m["dtype"], m["device"], sample, m["tail"] == BROKEN, m["transform"] or "")

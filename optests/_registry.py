@@ -21,12 +21,13 @@ from packaging.version import InvalidVersion, Version
 
 from ._files import locked, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
-from ._key import DEVICES, DTYPES, MODES, Scope, op_id
+from ._key import DEVICES, DTYPES, MODES, TRANSFORM, TRANSFORMS, Scope, op_id
 from ._results import SampleResult, describe_os_error
 
-#: 2 writes ``samples`` as ranges (``"0-323, 330"``); files of version 1 (a list of indices) still load.
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+#: 2 writes ``samples`` as ranges (``"0-323, 330"``); 3 adds ``transform`` (entries for samples an
+#: input transform derived). Files of versions 1 and 2 still load.
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 DEFAULT_PATH = "expected_failures.json"
 
 
@@ -54,10 +55,12 @@ class Entry:
     samples: tuple[int, ...] | None = None  # None: every sample of the scope (skip only)
     issue: str = ""
     torch: str = ""  # a version specifier such as ">=2.13,<2.14"; empty: every version
+    #: The transform that derived the samples (``transposed``, ``duplicated-1``); empty: as they are.
+    transform: str = ""
 
     @property
     def scope(self) -> Scope:
-        return Scope(self.op, self.variant, self.mode, self.dtype, self.device)
+        return Scope(self.op, self.variant, self.mode, self.dtype, self.device, self.transform)
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -69,7 +72,8 @@ class Entry:
 
     @property
     def label(self) -> str:
-        return f"{self.op_id} {self.mode} {self.dtype} {self.device} {self.stage.value}"
+        transform = f" {self.transform}" if self.transform else ""
+        return f"{self.op_id} {self.mode} {self.dtype} {self.device}{transform} {self.stage.value}"
 
     def covers(self, sample: int | None) -> bool:
         return self.samples is None or (sample is not None and sample in self.samples)
@@ -96,6 +100,8 @@ class Entry:
             d["issue"] = self.issue
         if self.torch:
             d["torch"] = self.torch
+        if self.transform:
+            d["transform"] = self.transform
         return d
 
 
@@ -143,7 +149,7 @@ _REQUIRED: dict[str, type] = {
     "stage": str,
     "reason": str,
 }
-_OPTIONAL: dict[str, type | tuple[type, ...]] = {"samples": (str, list), "issue": str, "torch": str}
+_OPTIONAL: dict[str, type | tuple[type, ...]] = {"samples": (str, list), "issue": str, "torch": str, "transform": str}
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -195,6 +201,10 @@ def _entry(raw: object, where: str) -> Entry:
             raise RegistryError(f"{label}: samples must be sorted and unique, got {samples!r}")
     elif raw["status"] == Status.XFAIL.value:
         raise RegistryError(f"{label}: an xfail entry must list its samples")
+    if raw.get("transform") and not TRANSFORM.match(raw["transform"]):
+        raise RegistryError(
+            f"{label}: unknown transform {raw['transform']!r}; valid: {', '.join(TRANSFORMS)}, each with an optional -INDEX"
+        )
     if raw.get("torch"):
         try:
             SpecifierSet(raw["torch"])
@@ -212,6 +222,7 @@ def _entry(raw: object, where: str) -> Entry:
         samples=tuple(samples) if samples is not None else None,
         issue=raw.get("issue", ""),
         torch=raw.get("torch", ""),
+        transform=raw.get("transform", ""),
     )
 
 
@@ -332,6 +343,8 @@ class Registry:
 
     def judge(self, record: SampleResult) -> tuple[Verdict, Entry | None]:
         entry = self.lookup(record.key.scope, record.sample)
+        if entry is None and self.inherited(record) is not None:  # its sample's known failure
+            return Verdict.XFAILED, self.inherited(record)
         if record.outcome is Outcome.NOT_APPLICABLE:
             return Verdict.NOT_APPLICABLE, entry
         if record.outcome is Outcome.SKIPPED:
@@ -345,6 +358,15 @@ class Registry:
         if entry.stage is not record.stage:
             return Verdict.STAGE_CHANGED, entry
         return Verdict.XFAILED, entry
+
+    def inherited(self, record: SampleResult) -> Entry | None:
+        """The xfail entry of the sample a derived sample comes from, where the derived one fails
+        at the stage that entry expects: the same known failure, which needs no entry of its own.
+        (A derived sample that passes, or fails elsewhere, is judged on its own entries.)"""
+        if not record.transform or record.outcome is not Outcome.FAILED:
+            return None
+        entry = self.lookup(record.key.scope._replace(transform=""), record.sample)
+        return entry if entry is not None and entry.status is Status.XFAIL and entry.stage is record.stage else None
 
 
 def _applies(e: Entry, torch_version: str) -> bool:
@@ -376,7 +398,7 @@ def stale(
 
 # -- accepting ------------------------------------------------------------------------------------
 
-_CONTEXT = re.compile(r"\s*\[[^\[\]]*\]\s*$")
+_CONTEXT = re.compile(r"\s*\[(?:[^\[\]]|\[[^\[\]]*\])*\]\s*$")  # a derived sample's context names args[1]
 
 
 def reason_from(message: str) -> str:
@@ -389,7 +411,16 @@ def accept(entries: Sequence[Entry], records: Iterable[SampleResult], torch_vers
     """The registry rewritten from what ran: for each scope with run samples, the failing ones
     are listed by stage (existing reasons, issues and torch ranges kept), passing ones dropped;
     samples not run (or skipped), skip entries, scopes not run and entries for other torch
-    versions stay."""
+    versions stay. A derived sample that fails as its sample's entry expects gets no entry of its
+    own (see :meth:`Registry.inherited`)."""
+    records = list(records)
+    base = _accept(entries, [r for r in records if not r.transform], torch_version)
+    registry = Registry(base, torch_version)
+    derived = [r for r in records if r.transform and registry.inherited(r) is None]
+    return _accept(base, derived, torch_version)
+
+
+def _accept(entries: Sequence[Entry], records: Iterable[SampleResult], torch_version: str) -> list[Entry]:
     ran: dict[Scope, dict[int, Stage | None]] = defaultdict(dict)
     messages: dict[tuple[Scope, Stage], str] = {}
     for r in sorted(records, key=lambda r: r.id):
@@ -426,7 +457,8 @@ def accept(entries: Sequence[Entry], records: Iterable[SampleResult], torch_vers
             prev = old_meta.get(stage)
             kept.append(
                 Entry(
-                    *scope,
+                    *scope[:5],
+                    transform=scope.transform,
                     status=Status.XFAIL,
                     stage=stage,
                     reason=prev.reason if prev else reason_from(messages.get((scope, stage), "")),

@@ -13,9 +13,10 @@ from ._files import WriteError, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEVICES, DTYPES, MODES, Mode, SampleKey
 
-#: 2 added ``tolerance`` to records and ``complete`` to the file; files of version 1 still read.
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+#: 2 added ``tolerance`` to records and ``complete`` to the file; 3 added ``transform`` to records
+#: (the input transform that derived the sample). Files of versions 1 and 2 still read.
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 KIND = "optests-results"
 #: A results file being written: JSON lines, a header then one record a line (see Journal).
 JOURNAL_KIND = "optests-results-journal"
@@ -70,6 +71,10 @@ class SampleResult:
     def sample(self) -> int | None:
         return self.key.sample
 
+    @property
+    def transform(self) -> str:
+        return self.key.transform
+
     def to_json(self) -> dict[str, Any]:
         k = self.key
         return {
@@ -81,6 +86,7 @@ class SampleResult:
             "dtype": k.dtype,
             "device": k.device,
             "sample": k.sample,
+            "transform": k.transform,
             "outcome": self.outcome.value,
             "stage": self.stage.value if self.stage else None,
             "message": self.message,
@@ -123,7 +129,9 @@ class SampleResult:
         verdicts = tuple(v.value for v in Verdict)
         if verdict and verdict not in verdicts:
             raise ValueError(_bad("verdict", verdict, f"empty or one of {', '.join(verdicts)}"))
-        key = SampleKey.of_record(d["id"], d["op"], d["variant"], d["mode"], d["dtype"], d["device"], sample)
+        key = SampleKey.of_record(
+            d["id"], d["op"], d["variant"], d["mode"], d["dtype"], d["device"], sample, d.get("transform", "")
+        )
         return cls(
             key=key,
             db=d["db"],
@@ -146,6 +154,7 @@ _FIELDS = {
     "dtype": True,
     "device": True,
     "sample": True,
+    "transform": False,
     "outcome": True,
     "stage": False,
     "message": False,
@@ -153,7 +162,7 @@ _FIELDS = {
     "verdict": False,
     "tolerance": False,
 }
-_TEXT = ("id", "op", "variant", "db", "mode", "dtype", "device", "outcome", "message", "verdict", "tolerance")
+_TEXT = ("id", "op", "variant", "db", "mode", "dtype", "device", "transform", "outcome", "message", "verdict", "tolerance")
 
 
 def _bad(name: str, value: object, expected: str) -> str:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ._key import DEVICES, DTYPES, MODES, Mode
+from ._key import DEVICES, DTYPES, MODES, TRANSFORMS, Mode, parse_transforms
 
 BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
 _DB_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -47,6 +47,13 @@ def _choices(valid: tuple[str, ...]) -> Callable[[str, str], tuple[str, ...]]:
 
 def _modes(option: str, value: str) -> tuple[Mode, ...]:
     return tuple(map(Mode, parse_choices(option, value, MODES)))
+
+
+def _transforms(option: str, value: str) -> tuple[str, ...]:
+    try:
+        return parse_transforms(value)
+    except ValueError as e:
+        raise SettingError(f"{option}: {e}") from None
 
 
 def _globs(option: str, value: str) -> tuple[str, ...]:
@@ -112,6 +119,12 @@ OPTIONS = (
         ",".join(BUILTIN_DBS),
         _dbs,
     ),
+    Option(
+        "transforms",
+        f"input transforms that derive more samples from each: none, all, or names from {', '.join(TRANSFORMS)}",
+        "none",
+        _transforms,
+    ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
     Option("timeout", "seconds one sample may take before it is recorded as a timeout", f"{DEFAULT_TIMEOUT:g}", parse_seconds),
     Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
@@ -125,6 +138,7 @@ class Settings:
     ops: tuple[str, ...]
     dtypes: tuple[str, ...]
     modes: tuple[Mode, ...]
+    transforms: tuple[str, ...]
     devices: tuple[str, ...]
     dbs: tuple[str, ...]
     results: Path | None

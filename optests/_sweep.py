@@ -24,7 +24,7 @@ from ._env import environment, now
 from ._execute import decoration_skip, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
-from ._key import MODES, SampleKey, Scope
+from ._key import MODES, SampleKey, Scope, transform_name
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner
 from ._settings import BUILTIN_DBS, Settings
@@ -138,8 +138,12 @@ class Sweep:
         if skip:
             self._attach(item, case.result(Outcome.SKIPPED, message=skip, verdict=Verdict.SKIPPED))
             pytest.skip(skip)
-        entry = self.registry.lookup(key.scope, key.sample)
-        if entry is not None and entry.status is _registry.Status.SKIP:
+        # a sample the registry skips (it crashes or hangs) is skipped with every sample derived from it
+        scopes = [key.scope, key.scope._replace(transform="")] if key.transform else [key.scope]
+        entry = next(
+            (e for s in scopes if (e := self.registry.lookup(s, key.sample)) and e.status is _registry.Status.SKIP), None
+        )
+        if entry is not None:
             self._attach(item, case.result(Outcome.SKIPPED, entry.stage, entry.reason, verdict=Verdict.SKIPPED))
             pytest.skip(f"expected-failures registry: skip ({entry.stage}): {entry.reason}")
         if self._runner is None:
@@ -208,6 +212,8 @@ class Sweep:
             extra += f" --optests-dbs='{case.ref.db}'"
         if self.settings.registry is not None and self._registry_name() != _registry.DEFAULT_PATH:
             extra += f" --optests-registry={self._registry_name()}"
+        if case.key.transform:
+            extra += f" --optests-transforms={transform_name(case.key.transform)}"
         return (
             f"pytest {where} --optests-ops='{case.key.op_id}' --optests-modes={case.key.mode} "
             f"--optests-dtypes={case.key.dtype} --optests-devices={case.key.device}{extra} --optests-accept"
@@ -321,6 +327,7 @@ class Sweep:
             e.mode in s.modes
             and e.dtype in s.dtypes
             and e.device in s.devices
+            and (not e.transform or transform_name(e.transform) in s.transforms)
             and any(fnmatch.fnmatchcase(e.op_id, p) or fnmatch.fnmatchcase(e.op, p) for p in s.ops)
         )
 

@@ -21,7 +21,7 @@ from typing import Any
 from . import __version__, _durations, _registry, _results, _settings
 from ._env import environment, now
 from ._files import WriteError, check_writable, write_json_atomic
-from ._key import DEVICES, DTYPES, MODES
+from ._key import DEVICES, DTYPES, MODES, TRANSFORMS
 
 EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
 _EXIT_HELP = "2 usage or input error, 3 internal error (a bug in optests; the traceback is saved to a file)"
@@ -87,6 +87,7 @@ def _check(args: argparse.Namespace) -> int:
         entries = _registry.load(args.registry) if args.registry else []
         _author.import_modules(args.imports)
         samples = _author.load_samples(args.samples) if args.samples else None  # its module may register the op
+        transforms = _author.transforms_of(args.transforms)
         targets = _author.resolve(args.ops)
         if samples is not None and len(targets) > 1:
             raise _author.AuthorError(f"--samples gives the samples of one op, but {len(targets)} ops were named")
@@ -100,17 +101,20 @@ def _check(args: argparse.Namespace) -> int:
     checks, findings = [], []
     for target in targets:
         try:
-            target_checks = _author.check_target(target, samples, modes=modes, dtypes=dtypes, device=devices[0], timeout=timeout)
+            target_checks = _author.check_target(
+                target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, timeout=timeout
+            )
         except _author.AuthorError as e:
             raise CommandError(str(e)) from None
-        print(f"{target.name}: {len({c.sample for c in target_checks})} samples x {len(modes)} modes")
+        derived = len({(c.dtype, c.sample, c.key.transform) for c in target_checks if c.key.transform})
+        also = f" (and {derived} derived by {', '.join(transforms)})" if transforms else ""
+        print(f"{target.name}: {len({(c.dtype, c.sample) for c in target_checks})} samples{also} x {len(modes)} modes")
         for c in target_checks:
             verdict, _ = registry.judge(c.record())
-            word = {"passed": "PASS", "xfailed": "XFAIL", "unexpected_pass": "XPASS", "skipped": "SKIP"}.get(
-                verdict.value, "FAIL"
-            )
+            words = {"passed": "PASS", "xfailed": "XFAIL", "unexpected_pass": "XPASS", "skipped": "SKIP", "not_applicable": "N/A"}
+            word = words.get(verdict.value, "FAIL")
             stage = f" [{c.result.stage}]" if c.result.stage else ""
-            print(f"  {word:5} {c.mode:14} {c.dtype:8} sample {c.sample}{stage}  {c.result.duration:.2f} s")
+            print(f"  {word:5} {c.mode:14} {c.dtype:8} sample {c.key.sample_text}{stage}  {c.result.duration:.2f} s")
             checks.append(c)
             if not verdict.ok:
                 findings.append((target, c))
@@ -131,6 +135,7 @@ def _check(args: argparse.Namespace) -> int:
         for line in error.detail.splitlines():
             print(f"    {line}")
         name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
+        name += f"-{c.key.transform}" if c.key.transform else ""
         override = _opinfo_func_source(target.opinfo) if target.opinfo is not None else None
         try:
             # the check's own options, and the sample as it was: for a randomized finding the
@@ -152,6 +157,7 @@ def _check(args: argparse.Namespace) -> int:
     took = time.perf_counter() - start
     print()
     skipped = f", {outcomes['skipped']} skipped" if outcomes["skipped"] else ""
+    skipped += f", {outcomes['not_applicable']} not applicable" if outcomes["not_applicable"] else ""
     print(
         f"{len(checks)} checks: {outcomes['passed']} passed, {outcomes['failed']} failed{skipped}, {len(findings)} not expected; "
         f"{took:.1f} s ({imported:.1f} s imports)"
@@ -307,6 +313,13 @@ def _parser() -> argparse.ArgumentParser:
         "--modes",
         default="static,dynamic",
         help="comma-separated: static, dynamic, static-nofunc, dynamic-nofunc (default: %(default)s)",
+    )
+    c.add_argument(
+        "--transforms",
+        default="all",
+        metavar="LIST",
+        help="input transforms that derive more samples from each: all, none, or names from "
+        f"{', '.join(TRANSFORMS)} (default: %(default)s)",
     )
     c.add_argument("--dtypes", default="float32", help="dtypes for OpInfo samples, comma-separated (default: %(default)s)")
     c.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")

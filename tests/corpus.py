@@ -225,7 +225,9 @@ def transposed_double(x: torch.Tensor) -> torch.Tensor:
     return (x * 2).t()  # non-contiguous output
 
 
-transposed_double.register_fake(lambda x: torch.empty_strided((x.shape[1], x.shape[0]), (1, x.shape[1]), dtype=x.dtype))
+# empty_like keeps x's layout, as x * 2 does: a fake that wrote the strides out for a contiguous x
+# (empty_strided(..., (1, x.shape[1]))) is wrong for a transposed one, which the transposed transform finds
+transposed_double.register_fake(lambda x: torch.empty_like(x).t())
 transposed_double.register_autograd(lambda ctx, grad: grad.t() * 2)
 
 

@@ -50,7 +50,7 @@ def test_the_readme_walkthrough_works_as_written(tmp_path: Path) -> None:
     assert _run(repro, tmp_path).returncode == 0
     again = _run(check, tmp_path)
     assert again.returncode == 0, again.stdout
-    assert "2 checks: 2 passed, 0 failed, 0 not expected" in again.stdout
+    assert "17 checks: 17 passed, 0 failed, 0 not expected" in again.stdout
 
 
 def test_check_of_a_builtin_op_by_name_and_glob(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: str, error: str)
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_check_op_returns_a_result_per_sample_and_mode() -> None:
     func, make, _, _ = BUGS["fake_wrong_dtype"]
-    checks = optests.check_op(func, samples=[make(), make()])
+    checks = optests.check_op(func, samples=[make(), make()], transforms="none")
     assert [(c.mode, c.sample, c.result.stage) for c in checks] == [
         ("static", 0, optests.Stage.METADATA),
         ("dynamic", 0, optests.Stage.METADATA),
@@ -128,7 +128,7 @@ def test_check_op_returns_a_result_per_sample_and_mode() -> None:
     ]
     good, make_good, _ = CORRECT["transposed_double"]
     assert all(c.result.passed for c in optests.check_op(good, samples=[make_good()], modes=["static"]))
-    assert all(c.result.passed for c in optests.check_op("nn.functional.relu", modes=["static"]))
+    assert all(c.result.passed for c in optests.check_op("nn.functional.relu", modes=["static"], transforms="none"))
     with pytest.raises(optests.AuthorError, match="has no OpInfo: give its samples"):
         optests.check_op(torch.ops.aten.sin.default)
 
@@ -144,8 +144,8 @@ def test_op_test_parametrizes_an_authors_tests_with_a_registry(
 
         bad, make_bad, _, _ = BUGS["fake_wrong_dtype"]
         good, make_good, _ = CORRECT["transposed_double"]
-        test_bad = optests.op_test(bad, samples=lambda: [make_bad(), make_bad()], registry="expected.json")
-        test_good = optests.op_test(good, samples=[make_good()])
+        test_bad = optests.op_test(bad, samples=lambda: [make_bad(), make_bad()], registry="expected.json", transforms="none")
+        test_good = optests.op_test(good, samples=[make_good()], transforms="none")
         """
     )
     (pytester.path / "expected.json").write_text(
@@ -177,7 +177,9 @@ def test_op_test_checks_nothing_at_collection_and_each_test_only_its_sample(pyte
             return x * 2
 
         logged.register_fake(lambda x: torch.empty_like(x))
-        test_op = optests.op_test(logged, samples=[([torch.randn(2)], {{}}), ([torch.randn(3)], {{}})], modes=["static"])
+        test_op = optests.op_test(
+            logged, samples=[([torch.randn(2)], {{}}), ([torch.randn(3)], {{}})], modes=["static"], transforms="none"
+        )
         """
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
@@ -219,7 +221,7 @@ def test_a_crash_or_hang_is_that_samples_finding_and_the_rest_still_run(tmp_path
     (tmp_path / "crashing.py").write_text(_CRASHING_MODULE)
     argv = [
         str(BIN / "optests"), "check", f"optests_author_crash::{op}", "--import", "crashing", "--samples", "crashing:samples",
-        "--modes", "static", "--timeout", "2", "--json", "out.json",
+        "--modes", "static", "--timeout", "2", "--json", "out.json", "--transforms", "none",
     ]  # fmt: skip
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -261,7 +263,7 @@ def test_a_finding_whose_inputs_do_not_pickle_is_still_that_finding() -> None:
     not turn into a crash (the repro then rebuilds the sample from the author's inputs)."""
     scale = 3.0
     checks = optests.check_op(
-        _apply_off_by_one_when_traced, samples=[([torch.ones(3), lambda t: t * scale], {})], modes=["static"]
+        _apply_off_by_one_when_traced, samples=[([torch.ones(3), lambda t: t * scale], {})], modes=["static"], transforms="none"
     )
     assert [(c.result.stage, c.result.error is not None) for c in checks] == [("forward", True)]
     assert checks[0].result.error is not None and checks[0].result.error.inputs is None

@@ -314,7 +314,7 @@ def _truncated(path: Path) -> None:
     [
         (lambda p: p.write_bytes(b"this is not sqlite" * 100), "not a usable optests history database (file is not a database)"),
         (_foreign, "not an optests history database (its tables: accounts)"),
-        (_newer, "schema version 99 is newer than this optests knows (1); upgrade optests"),
+        (_newer, "schema version 99 is newer than this optests knows (2); upgrade optests"),
         (_truncated, "not a usable optests history database (database disk image is malformed)"),
     ],
     ids=["garbage", "foreign", "newer", "half-written"],
@@ -346,11 +346,28 @@ def test_pending_migrations_are_applied_in_order(tmp_path: Path, monkeypatch: py
         history, "MIGRATIONS", [*history.MIGRATIONS, "ALTER TABLE runs ADD COLUMN note TEXT; UPDATE runs SET note = 'v2'"]
     )
     with History(path) as db:
-        assert db.schema_version == 2
+        assert db.schema_version == 3
         assert db.runs() == [run]
     con = sqlite3.connect(path)
     assert con.execute("SELECT note FROM runs").fetchall() == [("v2",)]
     con.close()
+
+
+def test_a_history_from_before_transforms_reads_on(tmp_path: Path) -> None:
+    path = tmp_path / "h.db"
+    with History(path, create=True) as db:
+        run, _ = db.ingest(ENV, OLD, "old", date="2026-11-22")
+    con = sqlite3.connect(path)  # back to schema 1, as an optests before transforms wrote it
+    con.execute("ALTER TABLE cases DROP COLUMN transform")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with History(path) as db:
+        assert db.schema_version == len(history.MIGRATIONS)
+        assert db.records(db.run(run.id)) == sorted(OLD, key=lambda r: r.id)
+        derived = SampleResult(dataclasses.replace(OLD[0].key, transform="transposed"), "op_db", Outcome.PASSED)
+        new, _ = db.ingest(ENV, [derived], "new", date="2026-11-23")
+        assert [r.transform for r in db.records(new)] == ["transposed"]
 
 
 def test_history_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from optests import Mode, SampleKey
-from optests._key import DEVICES, DTYPES
+from optests._key import DEVICES, DTYPES, TRANSFORMS
 
 _names = st.sampled_from(["sin", "nn.functional.dropout", "linalg.pinv", "mylib::op", "a-b", "x.sample3"])
 _keys = st.builds(
@@ -19,7 +20,17 @@ _keys = st.builds(
     dtype=st.sampled_from(DTYPES),
     device=st.sampled_from(DEVICES),
     sample=st.one_of(st.none(), st.integers(0, 10_000)),
-).flatmap(lambda k: st.just(k) if k.sample is not None else st.sampled_from([k, dataclasses.replace(k, broken=True)]))
+).flatmap(
+    lambda k: (
+        st.sampled_from([k, dataclasses.replace(k, broken=True)])
+        if k.sample is None
+        else st.builds(
+            lambda t, i: dataclasses.replace(k, transform=t if i is None or not t else f"{t}-{i}"),
+            st.sampled_from(("", *TRANSFORMS)),
+            st.one_of(st.none(), st.integers(0, 12)),
+        )
+    )
+)
 
 
 @given(_keys)
@@ -35,12 +46,21 @@ def test_dotted_names_are_never_split() -> None:
     assert dropout.id == "static-float32-cpu-nn.functional.dropout-sample3"
     assert pinv.id == "dynamic-float32-cpu-linalg.pinv.hermitian-sample0"
     assert pinv.context == "linalg.pinv.hermitian dynamic float32 cpu sample 0"
-    assert tuple(pinv.scope) == ("linalg.pinv", "hermitian", "dynamic", "float32", "cpu")
+    assert tuple(pinv.scope) == ("linalg.pinv", "hermitian", "dynamic", "float32", "cpu", "")
     split = {"nn.functional.dropout": ("nn.functional.dropout", ""), "linalg.pinv.hermitian": ("linalg.pinv", "hermitian")}
     assert SampleKey.parse(dropout.id, split.get) == dropout
     assert SampleKey.parse(pinv.id, split.get) == pinv
     assert SampleKey.parse(pinv.id, lambda op_id: None) is None  # an op the caller does not know
     assert SampleKey.parse("test_something[3]", split.get) is None
+
+
+def test_a_derived_sample_is_named_by_its_transform() -> None:
+    key = SampleKey("linalg.pinv", "hermitian", Mode.STATIC, "float32", "cpu", 3, transform="duplicated-1")
+    assert key.id == "static-float32-cpu-linalg.pinv.hermitian-sample3-duplicated-1"
+    assert key.context == "linalg.pinv.hermitian static float32 cpu sample 3 duplicated-1"
+    assert key.scope.transform == "duplicated-1"
+    with pytest.raises(ValueError, match="expected a transform's name"):
+        SampleKey("sin", "", Mode.STATIC, "float32", "cpu", 3, transform="upside-down")
 
 
 def test_modes_know_what_they_compile() -> None:

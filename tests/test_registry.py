@@ -48,8 +48,8 @@ def _doc(*entries: dict[str, object], version: object = 1) -> str:
     ("text", "error"),
     [
         ('{"schema_version": 1,\n "entries": [}', "reg.json:2:14: not valid JSON: Expecting value"),
-        (_doc(version=3), "reg.json: schema_version 3 is not supported (this optests reads 1, 2)"),
-        (json.dumps({"entries": []}), "reg.json: schema_version None is not supported (this optests reads 1, 2)"),
+        (_doc(version=4), "reg.json: schema_version 4 is not supported (this optests reads 1, 2, 3)"),
+        (json.dumps({"entries": []}), "reg.json: schema_version None is not supported (this optests reads 1, 2, 3)"),
         ("[]", 'reg.json: the registry must be a JSON object with "schema_version" and "entries"'),
         (_doc(_entry(status="flaky")), "reg.json: entries[0] (sin static): unknown status 'flaky'; valid: xfail, skip"),
         (
@@ -170,13 +170,32 @@ def test_dump_is_sorted_indented_and_ends_with_a_newline(tmp_path: Path) -> None
     assert path.read_text() == text
 
 
+def test_a_derived_sample_that_fails_as_its_sample_is_expected_to_needs_no_entry() -> None:
+    def derived(stage: Stage | None, transform: str = "transposed-0") -> SampleResult:
+        key = SampleKey("sin", "", Mode.STATIC, "float32", "cpu", 0, transform=transform)
+        return SampleResult(key, "op_db", Outcome.FAILED if stage else Outcome.PASSED, stage, "x=1, but expected 2 [c]")
+
+    entries = parse(_doc(_entry()), "r")  # sin static samples 0 and 2 fail at trace
+    reg = Registry(entries, TORCH)
+    assert reg.judge(derived(Stage.TRACE)) == (Verdict.XFAILED, entries[0])
+    assert reg.judge(derived(None))[0] is Verdict.PASSED
+    assert reg.judge(derived(Stage.FORWARD))[0] is Verdict.UNEXPECTED_FAILURE
+    after = accept(
+        entries, [_record(sample=0, stage=Stage.TRACE), derived(Stage.TRACE), derived(Stage.FORWARD, "dtypes-1")], TORCH
+    )
+    assert [(e.transform, e.stage, e.samples) for e in after] == [
+        ("", Stage.TRACE, (0, 2)),
+        ("dtypes-1", Stage.FORWARD, (0,)),
+    ]
+
+
 def test_samples_are_written_as_ranges_one_line_an_entry(tmp_path: Path) -> None:
     """A 324-sample entry is one line, and a file of version 1 (lists) loads to the same entries."""
     path = tmp_path / "r.json"
     old = _doc(_entry(samples=list(range(324))), _entry(op="cos", samples=[0, 1, 2, 5, 7, 8]), version=1)
     dump(path, parse(old, "old"))
     text = path.read_text()
-    assert '"schema_version": 2' in text
+    assert '"schema_version": 3' in text
     assert '"samples": "0-323"' in text and '"samples": "0-2, 5, 7-8"' in text
     assert len(text.splitlines()) == 2 * 11 + 5  # each entry: its braces and nine fields
     assert set(load(path)) == set(parse(old, "old"))

@@ -136,7 +136,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     write("memoized_scale_donor", BUGS["memoized_scale"][0], BUGS["memoized_scale"][1], _donor_options(), check=True)
     # as `optests check` gets it: the finding (and its options) crossed from the runner's child
     func, make = BUGS["memoized_scale"][:2]
-    (checked,) = optests.check_op(func, samples=[make()], modes=["static"])
+    (checked,) = optests.check_op(func, samples=[make()], modes=["static"], transforms="none")
     finding = checked.result.error
     assert finding is not None and finding.options is not None
     path = _repro.write_standalone(directory, "via_check_op", func, checked.inputs, finding.options, summary=finding.summary)

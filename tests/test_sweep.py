@@ -23,7 +23,7 @@ def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
 
 def _records(path: Path) -> list[dict[str, object]]:
     data = json.loads(path.read_text())
-    assert data["schema_version"] == 2 and data["kind"] == "optests-results"
+    assert data["schema_version"] == 3 and data["kind"] == "optests-results"
     assert {"torch", "python", "optests"} <= set(data["environment"])
     return list(data["samples"])
 
