@@ -1,6 +1,6 @@
 """What changed between two runs, sample by sample (``optests diff``, the dashboard). Torch-free.
 
-Samples are matched by their id (mode, dtype, device, op, sample index). A sample counts as
+Samples are matched by their id (mode, dtype, device, op, sample index, transform). A sample counts as
 failing when its outcome is ``failed``; registry skips and not-applicable records are neither.
 """
 

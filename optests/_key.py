@@ -152,7 +152,8 @@ class SampleKey:
 
     @property
     def context(self) -> str:
-        """The bracket that ends its messages: ``sin static float32 cpu sample 3``."""
+        """What the bracket that ends its messages starts with: ``sin static float32 cpu sample 3``
+        (a derived sample's adds what its transform changed: ``... transposed-0: args[0] ...``)."""
         base = f"{self.op_id} {self.mode} {self.dtype} {self.device} sample {self.sample}"
         return f"{base} {self.transform}" if self.transform else base
 

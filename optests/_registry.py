@@ -1,6 +1,7 @@
 """The expected-failures registry (``docs/contract.md``, "Registry"): load and validate, look up, judge, accept.
 
-Torch-free. One entry covers samples of one scope (op, variant, mode, dtype, device) that fail
+Torch-free. One entry covers samples of one scope (op, variant, mode, dtype, device, and the
+input transform that derived them, if any) that fail
 at one stage; ``samples`` lists them (``xfail``), or is absent for a ``skip`` of the whole scope.
 The file is sorted, indented by 2 and ends with a newline, so an accept produces small diffs.
 """
