@@ -26,9 +26,10 @@ from ._key import DEVICES, DTYPES, MODES, TRANSFORM, TRANSFORMS, Scope, op_id
 from ._results import SampleResult, describe_os_error
 
 #: 2 writes ``samples`` as ranges (``"0-323, 330"``); 3 adds ``transform`` (entries for samples an
-#: input transform derived). Files of versions 1 and 2 still load.
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+#: input transform derived); 4 adds ``torch_versions`` (the release series accepted into the file,
+#: which an accept's version ranges are drawn between). Files of versions 1 to 3 still load.
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 DEFAULT_PATH = "expected_failures.json"
 
 
@@ -227,7 +228,23 @@ def _entry(raw: object, where: str) -> Entry:
     )
 
 
+def release_series(version: str) -> str:
+    """The release series of a torch version, which version ranges are drawn between:
+    ``2.15.0+cu130`` -> ``2.15``; a ``RegistryError`` for a string that is not a version."""
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        raise RegistryError(f"torch version {version!r} is not a version such as 2.13.0") from None
+    return f"{v.major}.{v.minor}"
+
+
 def parse(text: str, path: str) -> list[Entry]:
+    """The entries of a registry file's text (``path`` names it in errors)."""
+    return parse_file(text, path)[0]
+
+
+def parse_file(text: str, path: str) -> tuple[list[Entry], tuple[str, ...]]:
+    """The entries of a registry file's text and the release series accepted into it."""
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as e:
@@ -241,9 +258,14 @@ def parse(text: str, path: str) -> list[Entry]:
             f"{path}: schema_version {data.get('schema_version')!r} is not supported (this optests reads "
             f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
-    unknown = set(data) - {"schema_version", "entries", "comment"}
+    unknown = set(data) - {"schema_version", "entries", "comment", "torch_versions"}
     if unknown:
         raise RegistryError(f"{path}: unknown top-level field {sorted(unknown)[0]!r}")
+    series = data.get("torch_versions", [])
+    if not isinstance(series, list) or not all(isinstance(v, str) and _SERIES.match(v) for v in series):
+        raise RegistryError(f'{path}: "torch_versions" must be a list of release series such as "2.13", got {series!r}')
+    if series != sorted(set(series), key=Version):
+        raise RegistryError(f'{path}: "torch_versions" must ascend without repeats, got {series!r}')
     raw_entries = data.get("entries")
     if not isinstance(raw_entries, list):
         raise RegistryError(f'{path}: "entries" must be a list')
@@ -251,11 +273,14 @@ def parse(text: str, path: str) -> list[Entry]:
         entries = [_entry(raw, f"entries[{i}]") for i, raw in enumerate(raw_entries)]
     except RegistryError as e:
         raise RegistryError(f"{path}: {e}") from None
-    _check_consistency(entries, path)
-    return entries
+    _check_consistency(entries, path, series)
+    return entries, tuple(series)
 
 
-def _check_consistency(entries: Sequence[Entry], path: str) -> None:
+_SERIES = re.compile(r"^\d+\.\d+$")
+
+
+def _check_consistency(entries: Sequence[Entry], path: str, series: Sequence[str]) -> None:
     keys: dict[tuple[str, ...], int] = {}
     for i, e in enumerate(entries):
         if e.key in keys:
@@ -279,26 +304,46 @@ def _check_consistency(entries: Sequence[Entry], path: str) -> None:
                         f"{path}: entries[{i}] ({e.label}): sample {sample} is also listed by entries[{owner[sample]}]"
                     )
                 owner[sample] = i
+    # entries of other ranges may overlap, but never for a sample on a release accepted here
+    for version in series:
+        owner_at: dict[tuple[Scope, int], int] = {}
+        for i, e in enumerate(entries):
+            if e.torch and _applies(e, version):
+                for sample in e.samples or ():
+                    j = owner_at.setdefault((e.scope, sample), i)
+                    if j != i:
+                        raise RegistryError(
+                            f"{path}: entries[{i}] ({e.label}): sample {sample} is also listed by entries[{j}] for torch {version}"
+                        )
 
 
 def load(path: Path) -> list[Entry]:
     """The entries of the registry at ``path`` (none if the file does not exist)."""
+    return load_file(path)[0]
+
+
+def load_file(path: Path) -> tuple[list[Entry], tuple[str, ...]]:
+    """The entries of the registry at ``path`` and the release series accepted into it (none of
+    either if the file does not exist)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return []
+        return [], ()
     except (OSError, UnicodeDecodeError) as e:
         raise RegistryError(f"{path}: {describe_os_error(path, e)}") from None
-    return parse(text, str(path))
+    return parse_file(text, str(path))
 
 
 def _sort_key(e: Entry) -> tuple[str, ...]:
     return e.key
 
 
-def dump(path: Path, entries: Iterable[Entry]) -> None:
-    """Write atomically: a crash mid-write leaves the old file intact."""
-    data = {"schema_version": SCHEMA_VERSION, "entries": [e.to_json() for e in sorted(entries, key=_sort_key)]}
+def dump(path: Path, entries: Iterable[Entry], series: Iterable[str] = ()) -> None:
+    """Write atomically: a crash mid-write leaves the old file intact. ``series``: the release
+    series accepted into the file (written only when there are some)."""
+    data: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "entries": [e.to_json() for e in sorted(entries, key=_sort_key)]}
+    if series:
+        data["torch_versions"] = sorted(set(series), key=Version)
     try:
         write_json_atomic(path, data)
     except OSError as e:
@@ -315,10 +360,10 @@ def accept_into(
     entries ``stale_of`` names. Read, accept and write happen under the registry's lock, so
     concurrent accepts into one file each land. Returns the entries before and after."""
     with locked(path):
-        entries = load(path)
+        entries, series = load_file(path)
         stale_entries = set(stale_of(entries))
-        new = [e for e in accept(entries, records, torch_version) if e not in stale_entries]
-        dump(path, new)
+        new = accept(entries, records, torch_version, series, stale_entries)
+        dump(path, new, {*series, release_series(torch_version)})
     return entries, new
 
 
@@ -408,64 +453,139 @@ def reason_from(message: str) -> str:
     return text[:300] or "fails (no message)"
 
 
-def accept(entries: Sequence[Entry], records: Iterable[SampleResult], torch_version: str) -> list[Entry]:
-    """The registry rewritten from what ran: for each scope with run samples, the failing ones
-    are listed by stage (existing reasons, issues and torch ranges kept), passing ones dropped;
-    samples not run (or skipped), skip entries, scopes not run and entries for other torch
-    versions stay. A derived sample that fails as its sample's entry expects gets no entry of its
-    own (see :meth:`Registry.inherited`)."""
-    records = list(records)
-    base = _accept(entries, [r for r in records if not r.transform], torch_version)
+def accept(
+    entries: Sequence[Entry],
+    records: Iterable[SampleResult],
+    torch_version: str,
+    series: Iterable[str] = (),
+    stale: Iterable[Entry] = (),
+) -> list[Entry]:
+    """The registry rewritten from what ran on ``torch_version``, whose file has had the release
+    ``series`` accepted into it. An accept changes only what it saw on its own release:
+
+    - For each scope with run samples, a failing sample is listed by its stage, and a passing one
+      is no longer listed for this release. Samples not run (or skipped), ``skip`` entries and
+      scopes not run stay as they are.
+    - Version ranges are drawn between the series accepted so far and this one. A sample that
+      fails on every one of them gets no range; one that passes on the newest gets ``<2.15``;
+      one that fails on a new release alone ``>=2.15``. So an entry is narrowed, widened or
+      split, never dropped for what another release saw; and the result does not depend on the
+      order in which the releases were accepted.
+    - An entry's reason and issue link stay with the samples it still covers, and so does a
+      hand-written range while it names the same releases; a new entry's reason is its first
+      sample's message. (Where two releases word one failure differently, the entry keeps the
+      wording accepted first: everything else is independent of the order.)
+    - A derived sample that fails as its sample's entry expects gets no entry of its own (see
+      :meth:`Registry.inherited`).
+    - The ``stale`` entries (which matched nothing this release's run collected) no longer hold
+      for this release: narrowed to the others, or dropped where they held for this one alone.
+    """
+    records, stale = list(records), set(stale)
+    versions = sorted({*series, release_series(torch_version)}, key=Version)
+    base = _accept(entries, [r for r in records if not r.transform], torch_version, versions, stale)
     registry = Registry(base, torch_version)
     derived = [r for r in records if r.transform and registry.inherited(r) is None]
-    return _accept(base, derived, torch_version)
+    return _accept(base, derived, torch_version, versions, set())
 
 
-def _accept(entries: Sequence[Entry], records: Iterable[SampleResult], torch_version: str) -> list[Entry]:
-    ran: dict[Scope, dict[int, Stage | None]] = defaultdict(dict)
-    messages: dict[tuple[Scope, Stage], str] = {}
-    for r in sorted(records, key=lambda r: r.id):
+@dataclasses.dataclass(frozen=True, order=True)
+class _Fact:
+    """What the registry says of one sample on one release: it fails at ``stage``. Ordered so
+    that the fact a rewritten entry takes its reason and issue link from comes first: an
+    existing entry's before a new finding's, then the lowest sample's."""
+
+    new: bool
+    sample: int
+    stage: Stage = dataclasses.field(compare=False)
+    reason: str = dataclasses.field(compare=False)
+    issue: str = dataclasses.field(compare=False, default="")
+    torch: str | None = dataclasses.field(compare=False, default=None)  # the range it was written with
+
+
+def _accept(
+    entries: Sequence[Entry], records: Iterable[SampleResult], torch_version: str, versions: list[str], stale: set[Entry]
+) -> list[Entry]:
+    this = Version(release_series(torch_version))
+    order = [Version(v) for v in versions]
+    ran: dict[Scope, dict[int, SampleResult]] = defaultdict(dict)
+    for r in records:
         # a skipped sample was not run: its expectation stays (the OpInfo's own skips differ
         # between torch releases, and an entry may serve several)
         if r.sample is None or r.outcome not in (Outcome.PASSED, Outcome.FAILED):
             continue
-        stage = r.stage if r.outcome is Outcome.FAILED else None
-        if r.outcome is Outcome.FAILED and stage is None:
+        if r.outcome is Outcome.FAILED and r.stage is None:
             continue  # an internal error of optests, not an expectation to record
-        ran[r.key.scope][r.sample] = stage
-        if stage is not None:
-            messages.setdefault((r.key.scope, stage), r.message)
+        ran[r.key.scope][r.sample] = r
 
+    # what the registry says of each sample of the scopes that ran, release by release (of a
+    # release new to the file, what its entries' ranges predict)
+    facts: dict[Scope, dict[int, dict[Version, _Fact]]] = defaultdict(lambda: defaultdict(dict))
     kept: list[Entry] = []
-    old_by_scope: dict[Scope, list[Entry]] = defaultdict(list)
     for e in entries:
-        if e.scope in ran and e.status is Status.XFAIL and _applies(e, torch_version):
-            old_by_scope[e.scope].append(e)
-        else:
+        applies = [Version(v) for v in versions if _applies(e, v)]
+        if e in stale:
+            applies = [v for v in applies if v != this]
+            if e.status is Status.SKIP:  # what it skips on the other releases, it still skips
+                kept.extend(dataclasses.replace(e, torch=_range(order, run, {e.torch})) for run in _runs(order, set(applies)))
+                continue
+        elif e.scope not in ran or e.status is not Status.XFAIL or not applies:
             kept.append(e)
-
-    for scope, results in ran.items():
-        failing: dict[Stage, set[int]] = defaultdict(set)
-        for e in old_by_scope.get(scope, []):  # samples not run this time keep their expectation
+            continue
+        for v in applies:
             for s in e.samples or ():
-                if s not in results:
-                    failing[e.stage].add(s)
-        for s, stage in results.items():
-            if stage is not None:
-                failing[stage].add(s)
-        old_meta = {e.stage: e for e in old_by_scope.get(scope, [])}
-        for stage, samples in failing.items():
-            prev = old_meta.get(stage)
+                facts[e.scope][s][v] = _Fact(False, s, e.stage, e.reason, e.issue, e.torch)
+    for scope, results in ran.items():  # this release's findings replace what was said of it
+        for s, r in results.items():
+            said = facts[scope][s].pop(this, None)
+            if r.stage is not None:
+                knew = said is not None and said.stage is r.stage
+                facts[scope][s][this] = said if knew and said is not None else _Fact(True, s, r.stage, reason_from(r.message))
+
+    for scope, by_sample in facts.items():
+        groups: dict[tuple[Stage, str], list[_Fact]] = defaultdict(list)
+        for by_version in by_sample.values():
+            for stage in {f.stage for f in by_version.values()}:
+                failing = {v for v, f in by_version.items() if f.stage is stage}
+                for run in _runs(order, failing):
+                    group = [by_version[v] for v in run]
+                    groups[(stage, _range(order, run, {f.torch for f in group}))].extend(group)
+        for (stage, torch), group in groups.items():
+            first = min(group)
             kept.append(
                 Entry(
                     *scope[:5],
                     transform=scope.transform,
                     status=Status.XFAIL,
                     stage=stage,
-                    reason=prev.reason if prev else reason_from(messages.get((scope, stage), "")),
-                    samples=tuple(sorted(samples)),
-                    issue=prev.issue if prev else "",
-                    torch=prev.torch if prev else "",
+                    reason=first.reason,
+                    samples=tuple(sorted({f.sample for f in group})),
+                    issue=first.issue,
+                    torch=torch,
                 )
             )
     return sorted(kept, key=_sort_key)
+
+
+def _runs(order: list[Version], failing: set[Version]) -> list[list[Version]]:
+    """``failing`` as runs of consecutive releases of ``order``."""
+    runs: list[list[Version]] = []
+    for i, v in enumerate(order):
+        if v in failing:
+            if i and order[i - 1] in failing:
+                runs[-1].append(v)
+            else:
+                runs.append([v])
+    return runs
+
+
+def _range(order: list[Version], run: list[Version], written: set[str | None]) -> str:
+    """The version range of what holds on the releases ``run``: the range it was ``written``
+    with (None: new) where that range names the same releases of ``order``, else the canonical
+    one (no bound where the run reaches the first or the last release accepted)."""
+    if len(written) == 1 and None not in written:
+        torch = written.pop() or ""
+        if [v for v in order if not torch or v in SpecifierSet(torch, prereleases=True)] == run:
+            return torch
+    first, last = order.index(run[0]), order.index(run[-1])
+    bounds = ([f">={run[0]}"] if first > 0 else []) + ([f"<{order[last + 1]}"] if last + 1 < len(order) else [])
+    return ",".join(bounds)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from optests._registry import (
     RegistryError,
     Status,
     accept,
+    accept_into,
     dump,
     load,
     parse,
@@ -48,8 +51,8 @@ def _doc(*entries: dict[str, object], version: object = 1) -> str:
     ("text", "error"),
     [
         ('{"schema_version": 1,\n "entries": [}', "reg.json:2:14: not valid JSON: Expecting value"),
-        (_doc(version=4), "reg.json: schema_version 4 is not supported (this optests reads 1, 2, 3)"),
-        (json.dumps({"entries": []}), "reg.json: schema_version None is not supported (this optests reads 1, 2, 3)"),
+        (_doc(version=5), "reg.json: schema_version 5 is not supported (this optests reads 1, 2, 3, 4)"),
+        (json.dumps({"entries": []}), "reg.json: schema_version None is not supported (this optests reads 1, 2, 3, 4)"),
         ("[]", 'reg.json: the registry must be a JSON object with "schema_version" and "entries"'),
         (_doc(_entry(status="flaky")), "reg.json: entries[0] (sin static): unknown status 'flaky'; valid: xfail, skip"),
         (
@@ -92,6 +95,19 @@ def _doc(*entries: dict[str, object], version: object = 1) -> str:
             "reg.json: entries[1] (sin static float32 cpu forward): sample 2 is also listed by entries[0]",
         ),
         ('{"schema_version": 1, "schema_version": 1, "entries": []}', "reg.json: duplicate JSON key 'schema_version'"),
+        (
+            '{"schema_version": 4, "entries": [], "torch_versions": ["2.13.0"]}',
+            """reg.json: "torch_versions" must be a list of release series such as "2.13", got ['2.13.0']""",
+        ),
+        (
+            '{"schema_version": 4, "entries": [], "torch_versions": ["2.15", "2.13"]}',
+            """reg.json: "torch_versions" must ascend without repeats, got ['2.15', '2.13']""",
+        ),
+        (
+            _doc(_entry(torch=">=2.13"), _entry(stage="forward", samples=[2], torch=">=2.15"), version=4)[:-1]
+            + ', "torch_versions": ["2.13", "2.15"]}',
+            "reg.json: entries[1] (sin static float32 cpu forward): sample 2 is also listed by entries[0] for torch 2.15",
+        ),
     ],
 )
 def test_a_malformed_registry_is_one_clear_line(text: str, error: str) -> None:
@@ -195,7 +211,7 @@ def test_samples_are_written_as_ranges_one_line_an_entry(tmp_path: Path) -> None
     old = _doc(_entry(samples=list(range(324))), _entry(op="cos", samples=[0, 1, 2, 5, 7, 8]), version=1)
     dump(path, parse(old, "old"))
     text = path.read_text()
-    assert '"schema_version": 3' in text
+    assert '"schema_version": 4' in text
     assert '"samples": "0-323"' in text and '"samples": "0-2, 5, 7-8"' in text
     assert len(text.splitlines()) == 2 * 11 + 5  # each entry: its braces and nine fields
     assert set(load(path)) == set(parse(old, "old"))
@@ -256,6 +272,139 @@ def test_a_registry_accepted_from_results_judges_them_all_as_expected(records: l
     reg = Registry(entries, TORCH)
     assert all(reg.judge(r)[0].ok for r in records)
     assert accept(entries, records, TORCH) == entries  # and accepting again changes nothing
+
+
+# -- torch releases side by side -------------------------------------------------------------------
+
+T13, T15 = "2.13.0+cpu", "2.15.0+cu130"
+
+
+def _ranges(entries: list[Entry]) -> list[tuple[int | None, str, str]]:
+    """(sample, stage, torch range) of each sample of each entry."""
+    return sorted((s, e.stage.value, e.torch) for e in entries for s in e.samples or (None,))
+
+
+def test_an_accept_on_a_new_release_narrows_widens_and_adds_only_what_it_saw() -> None:
+    on_13 = [_record(sample=0, stage=Stage.TRACE), _record(sample=1, stage=Stage.TRACE), _record(sample=2)]
+    on_15 = [_record(sample=0), _record(sample=1, stage=Stage.TRACE), _record(sample=2, stage=Stage.METADATA)]
+    after_13 = accept([], on_13, T13)
+    assert _ranges(after_13) == [(0, "trace", ""), (1, "trace", "")]
+    after_15 = accept(after_13, on_15, T15, ["2.13"])
+    assert _ranges(after_15) == [
+        (0, "trace", "<2.15"),  # fixed in 2.15: kept for 2.13, narrowed
+        (1, "trace", ""),  # fails on both: one entry, every release
+        (2, "metadata", ">=2.15"),  # new in 2.15: for 2.15 alone
+    ]
+    assert [(e.samples, e.torch) for e in after_15 if e.stage is Stage.TRACE] == [((1,), ""), ((0,), "<2.15")]
+    for version, records in ((T13, on_13), (T15, on_15)):  # each release's run is still green
+        reg = Registry(after_15, version)
+        assert all(reg.judge(r)[0].ok for r in records)
+        assert accept(after_15, records, version, ["2.13", "2.15"]) == after_15
+
+
+def test_a_sample_not_run_on_the_new_release_keeps_its_expectation_there() -> None:
+    after_13 = accept([], [_record(sample=0, stage=Stage.TRACE), _record(sample=1, stage=Stage.TRACE)], T13)
+    after_15 = accept(after_13, [_record(sample=0)], T15, ["2.13"])
+    assert _ranges(after_15) == [(0, "trace", "<2.15"), (1, "trace", "")]
+
+
+def test_a_hand_written_range_stays_while_it_holds_and_reasons_come_from_the_lowest_release() -> None:
+    old = parse(_doc(_entry(samples=[0, 2], torch="<2.14", reason="fixed in 2.14", issue="https://x/1")), "r")
+    after_13 = accept(old, [_record(sample=0, stage=Stage.TRACE), _record(sample=2, stage=Stage.TRACE)], T13)
+    assert after_13 == old
+    after_15 = accept(
+        after_13, [_record(sample=0, stage=Stage.TRACE, message="back in 2.15 [c]"), _record(sample=2)], T15, ["2.13"]
+    )
+    assert [(e.samples, e.torch, e.reason, e.issue) for e in after_15] == [
+        ((0,), "", "fixed in 2.14", "https://x/1"),
+        ((2,), "<2.14", "fixed in 2.14", "https://x/1"),
+    ]
+
+
+def test_an_entry_stale_on_a_new_release_is_narrowed_to_the_others(tmp_path: Path) -> None:
+    """Sample 7 exists on 2.13 only (the OpInfo gives fewer samples on 2.15), and 2.15 does not
+    run tan at all: what 2.13 still needs stays, for 2.13."""
+    path = tmp_path / "r.json"
+    accept_into(path, [_record(sample=0, stage=Stage.TRACE), _record(sample=7, stage=Stage.TRACE)], T13)
+    skip = Entry("tan", "", "static", "float32", "cpu", Status.SKIP, Stage.TIMEOUT, "hangs")
+    dump(path, [*load(path), skip], ["2.13"])
+    entries, _ = accept_into(
+        path,
+        [_record(sample=0, stage=Stage.TRACE)],
+        T15,
+        lambda entries: [e for e in entries if e.op == "tan" or e.samples == (0, 7)],
+    )
+    assert [(e.op, e.samples, e.torch) for e in load(path)] == [("sin", (0,), ""), ("sin", (7,), "<2.15"), ("tan", None, "<2.15")]
+    entries = load(path)  # and stale on 2.13 too, the one release it held for: gone
+    assert [e.samples for e in accept(entries, [], T13, ["2.13", "2.15"], stale=[entries[1]])] == [(0,), None]
+
+
+def test_accept_into_records_the_release_series(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    accept_into(path, [_record(sample=0, stage=Stage.TRACE)], T15)
+    accept_into(path, [_record(sample=0)], T13)
+    assert json.loads(path.read_text())["torch_versions"] == ["2.13", "2.15"]
+    assert _ranges(load(path)) == [(0, "trace", ">=2.15")]
+
+
+def test_accept_rejects_a_torch_version_that_is_not_one(tmp_path: Path) -> None:
+    with pytest.raises(RegistryError, match=r"^torch version 'nightly' is not a version such as 2\.13\.0$"):
+        accept_into(tmp_path / "r.json", [_record(sample=0)], "nightly")
+
+
+_release_records = st.lists(
+    st.tuples(st.sampled_from(["sin", "cos"]), st.integers(0, 5), _stages, _stages),
+    max_size=20,
+    unique_by=lambda t: (t[0], t[1]),
+)
+
+
+def _accept_both(
+    rows: list[tuple[str, int, Stage | None, Stage | None]],
+    earlier: set[int],
+    message: Callable[[Stage | None, str], str],
+    directory: Callable[[], Path],
+) -> list[bytes]:
+    """The registry after 2.13's and 2.15's runs (``rows``: op, sample, stage on each) are
+    accepted in both orders, into a registry where ``earlier`` samples fail on 2.13; and check
+    that each release's run is then green against it."""
+    runs = {
+        T13: [_record(op, sample=s, stage=a, message=message(a, T13)) for op, s, a, _ in rows],
+        T15: [_record(op, sample=s, stage=b, message=message(b, T15)) for op, s, _, b in rows],
+    }
+    files = []
+    for order in ((T13, T15), (T15, T13)):
+        path = directory() / "r.json"
+        if earlier:
+            accept_into(path, [_record(sample=s, stage=Stage.FORWARD, message=message(Stage.FORWARD, T13)) for s in earlier], T13)
+        for version in order:
+            accept_into(path, runs[version], version)
+        files.append(path.read_bytes())
+        entries = load(path)
+        for version, records in runs.items():
+            assert all(Registry(entries, version).judge(r)[0].ok for r in records)
+    return files
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=_release_records, earlier=st.sets(st.integers(0, 5), max_size=3))
+def test_accepting_two_releases_gives_one_file_in_either_order(
+    rows: list[tuple[str, int, Stage | None, Stage | None]], earlier: set[int], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Whatever fails where, accepting 2.13 then 2.15 writes the same bytes as 2.15 then 2.13,
+    into no registry or one that an earlier 2.13 run was accepted into."""
+    first, second = _accept_both(rows, earlier, lambda stage, _: f"fails at {stage} [x]", lambda: tmp_path_factory.mktemp("r"))
+    assert first == second
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=_release_records, earlier=st.sets(st.integers(0, 5), max_size=3))
+def test_where_releases_word_a_failure_differently_only_the_reasons_depend_on_the_order(
+    rows: list[tuple[str, int, Stage | None, Stage | None]], earlier: set[int], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    files = _accept_both(rows, earlier, lambda stage, version: f"{stage} on {version} [x]", lambda: tmp_path_factory.mktemp("r"))
+    first, second = (re.sub(rb'"reason": "[^"]*"', b"", f) for f in files)
+    assert first == second
 
 
 def test_entry_to_json_round_trips() -> None:
