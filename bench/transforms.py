@@ -1,0 +1,119 @@
+"""What each input transform costs and finds, against the base samples of the same run.
+
+    python bench/transforms.py                      # the subset of bench/speed.py (38 ops), static and
+                                                    # dynamic, every transform, -n 2 (about 25 minutes here)
+    python bench/transforms.py --results F... --wall SECONDS
+                                                    # a report on runs already made, e.g. the groups of
+                                                    # the full transform sweep (--wall: their summed wall time)
+
+For each transform, over the samples it derives in the run: how many (and per base sample), how
+many are not applicable (eager fails on them), their check time (the sum of their recorded
+durations) against the base samples' check time, how many pass, fail (by stage), and how many are
+new findings (the derived sample fails where its base sample, in the same mode, passes). Then the
+sweep time each transform adds: its check time plus its samples times the harness's overhead per
+sample (measured in the same run: wall time x workers, less all durations, over all samples),
+divided by the workers, and that time against the base samples' in the same run. This is the
+figure that picks the transforms `.ci/run` applies (see ci/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from speed import SUBSET  # noqa: E402
+
+from optests._findings import Outcome  # noqa: E402
+from optests._key import transform_name  # noqa: E402
+from optests._results import SampleResult, merge_files  # noqa: E402
+
+
+def run_subset(out: Path, workers: int) -> float:
+    """The subset swept with every transform into ``out``; its wall time."""
+    command = [
+        *(sys.executable, "-m", "pytest", "opinfo_sweeps", "-q", "-p", "no:cacheprovider", "-n", str(workers)),
+        *(f"--optests-ops={SUBSET}", "--optests-modes=static,dynamic", "--optests-transforms=all", f"--optests-results={out}"),
+    ]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # 1: unexpected failures, which this bench counts, not judges
+        sys.exit(f"bench/transforms.py: the sweep exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    return wall
+
+
+def base_id(r: SampleResult) -> str:
+    return r.id.removesuffix(f"-{r.transform}")
+
+
+def report(records: list[SampleResult], wall: float, workers: int) -> list[str]:
+    """The table described in the module's docstring."""
+    groups: dict[str, list[SampleResult]] = defaultdict(list)
+    for r in records:
+        groups[transform_name(r.transform) if r.transform else ""].append(r)
+    base = groups.pop("", [])
+    if not base:
+        sys.exit("bench/transforms.py: the results hold no base samples to compare with")
+    passed_base = {r.id for r in base if r.outcome is Outcome.PASSED}
+    overhead = max(0.0, (wall * workers - sum(r.duration for r in records)) / len(records))
+
+    def sweep_time(rs: list[SampleResult]) -> float:
+        return (sum(r.duration for r in rs) + overhead * len(rs)) / workers
+
+    base_time, base_check = sweep_time(base), sum(r.duration for r in base)
+    lines = [
+        f"{len(records):,} samples in {wall / 60:.1f} min with {workers} workers; harness overhead {overhead * 1000:.0f} ms a sample",
+        f"base: {len(base):,} samples, check time {base_check / 60:.1f} min, sweep time {base_time / 60:.1f} min (the baseline)",
+        "",
+        f"{'transform':<14}{'samples':>9}{'/base':>7}{'n/a':>8}{'check':>9}{'x base':>8}{'sweep':>8}{'x base':>8}"
+        f"{'passed':>9}{'failed':>8}{'new':>6}  failed by stage",
+    ]
+    for name in sorted(groups):
+        rs = groups[name]
+        failed = [r for r in rs if r.outcome is Outcome.FAILED]
+        stages = Counter(str(r.stage) for r in failed)
+        new = sum(base_id(r) in passed_base for r in failed)
+        check = sum(r.duration for r in rs)
+        lines.append(
+            f"{name:<14}{len(rs):>9,}{len(rs) / len(base):>7.2f}"
+            f"{sum(r.outcome is Outcome.NOT_APPLICABLE for r in rs):>8,}"
+            f"{check / 60:>8.1f}m{check / base_check:>8.2f}{sweep_time(rs) / 60:>7.1f}m{sweep_time(rs) / base_time:>8.2f}"
+            f"{sum(r.outcome is Outcome.PASSED for r in rs):>9,}{len(failed):>8,}{new:>6,}  "
+            + ", ".join(f"{s} {n}" for s, n in stages.most_common())
+        )
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--results", nargs="+", type=Path, help="report on these results files (shards of one run) instead of running"
+    )
+    ap.add_argument("--wall", type=float, help="with --results: the run's wall time in seconds (summed over its groups)")
+    ap.add_argument("--workers", type=int, default=2, help="xdist workers of the run (default 2)")
+    args = ap.parse_args()
+    if args.results:
+        if args.wall is None:
+            ap.error("--results needs --wall, the run's wall time")
+        wall = args.wall
+        _, records, _ = merge_files(args.results)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "results.json"
+            wall = run_subset(out, args.workers)
+            _, records, _ = merge_files([out])
+    print("\n".join(report(records, wall, args.workers)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

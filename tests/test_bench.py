@@ -1,0 +1,47 @@
+"""bench/transforms.py's report: what each transform adds and finds, against the same run's base."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+from optests import Outcome, Stage
+from optests._key import Mode, SampleKey
+from optests._results import SampleResult
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_transforms", ROOT / "bench" / "transforms.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _r(sample: int, transform: str = "", stage: Stage | None = None, duration: float = 1.0, na: bool = False) -> SampleResult:
+    key = SampleKey("sin", "", Mode.STATIC, "float32", "cpu", sample, transform=transform)
+    outcome = Outcome.NOT_APPLICABLE if na else Outcome.FAILED if stage else Outcome.PASSED
+    return SampleResult(key, "op_db", outcome, stage, "", duration)
+
+
+def test_the_report_counts_each_transform_against_the_base_of_the_same_run() -> None:
+    records = [
+        _r(0),
+        _r(1, stage=Stage.TRACE),
+        _r(0, "transposed-0", stage=Stage.METADATA, duration=2.0),  # new: its sample passes
+        _r(1, "transposed-0", stage=Stage.TRACE, duration=2.0),  # its sample fails too
+        _r(0, "duplicated-0", na=True, duration=0.5),
+    ]
+    # 2 workers, 4 s: 8 worker-seconds, of which 6.5 are checks; 0.3 s of overhead a sample
+    lines = _bench().report(records, wall=4.0, workers=2)
+    assert lines[0] == "5 samples in 0.1 min with 2 workers; harness overhead 300 ms a sample"
+    assert lines[1] == "base: 2 samples, check time 0.0 min, sweep time 0.0 min (the baseline)"
+    table = {line.split()[0]: line.split()[1:] for line in lines[4:]}
+    # samples, per base sample, not applicable, check time and x base, sweep time and x base
+    # ((4 s + 2 x 0.3 s) / 2 workers against (2 s + 2 x 0.3 s) / 2), passed, failed, new, stages
+    expected = "2 1.00 0 0.1m 2.00 0.0m 1.77 0 2 1 metadata 1, trace 1"
+    assert table["transposed"] == expected.split()
+    assert table["duplicated"][:3] == ["1", "0.50", "1"]
