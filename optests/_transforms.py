@@ -477,10 +477,23 @@ def _require_hypothesis() -> None:
 
 def _size_strategy(sizes: list[int]) -> SearchStrategy[list[int]]:
     """A new size for each old one, of the other parity: every size changes, and an odd size
-    meets a kernel or formula that was only ever given even ones (``n // 2``), and vice versa."""
+    meets a kernel or formula that was only ever given even ones (``n // 2``), and vice versa.
+
+    Each size is drawn as the bits of an index into its candidates, booleans alone: hypothesis
+    may swap a drawn integer for a constant from the source of the modules around the run (and
+    caches those in ``.hypothesis/`` under the working directory), never a boolean. So the
+    sizes depend on the seed alone, and nothing is written. Shrinking clears bits: towards the
+    smallest candidate."""
     from hypothesis import strategies as st
 
-    return st.tuples(*(st.sampled_from([n for n in range(_MIN_SIZE, MAX_SIZE + 1) if n % 2 != s % 2]) for s in sizes)).map(list)
+    def new_size(old: int) -> SearchStrategy[int]:
+        candidates = [n for n in range(_MIN_SIZE, MAX_SIZE + 1) if n % 2 != old % 2]
+        bits = max(1, (len(candidates) - 1).bit_length())
+        return st.lists(st.booleans(), min_size=bits, max_size=bits).map(
+            lambda b: candidates[min(int("".join("01"[x] for x in b), 2), len(candidates) - 1)]
+        )
+
+    return st.tuples(*(new_size(s) for s in sizes)).map(list)
 
 
 def _settings(max_examples: int, shrink: bool) -> hypothesis.settings:

@@ -3,6 +3,11 @@ planted bug of ``transform_corpus`` hides on its plain sample and shows on its t
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -404,3 +409,33 @@ def test_shrinking_with_a_plain_predicate() -> None:
     shrunk = shrink_resized([torch.randn(3, 4)], {}, fails, seed=1)
     assert shrunk is not None and shrunk.description == "sizes 3->4, 4->3"
     assert shrink_resized([torch.randn(1)], {}, fails) is None  # nothing to resize
+
+
+_DRAW_SIZES = """
+import torch
+from optests._transforms import derive
+shapes = [(a, b) for a in range(2, 9) for b in range(2, 9)]
+print([derive("resized", [torch.zeros(s)], {}, draws=3)[i].description for s in shapes for i in range(3)])
+"""
+
+
+def test_drawn_sizes_do_not_depend_on_the_code_around_the_run(tmp_path: Path) -> None:
+    """Hypothesis may swap a drawn integer for a constant from the source of "local" modules
+    (any module outside site-packages and the standard library), caching them in
+    ``.hypothesis/constants`` under the working directory. The sizes are drawn from booleans, so
+    neither happens: the same draws with optests installed (in a site-packages folder) from a
+    bare directory and beside an imported module full of constants, and nothing written."""
+    site = tmp_path / "lib" / "site-packages"
+    shutil.copytree(Path(optests.__file__).parent, site / "optests", ignore=shutil.ignore_patterns("__pycache__"))
+    bare, busy = tmp_path / "bare", tmp_path / "busy"
+    bare.mkdir(), busy.mkdir()
+    (busy / "constants_here.py").write_text("SIZES = " + repr([n * 1000 + 1 for n in range(64)]) + "\n")
+
+    def draws(cwd: Path, prelude: str) -> str:
+        env = {**os.environ, "PYTHONPATH": str(site)}
+        command = [sys.executable, "-c", prelude + _DRAW_SIZES]
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+
+    assert draws(bare, "") == draws(busy, "import sys; sys.path.insert(0, '.'); import constants_here\n")
+    assert [p.name for p in busy.iterdir() if p.name != "__pycache__"] == ["constants_here.py"]
+    assert list(bare.iterdir()) == []
