@@ -428,7 +428,8 @@ def test_drawn_sizes_do_not_depend_on_the_code_around_the_run(tmp_path: Path) ->
     site = tmp_path / "lib" / "site-packages"
     shutil.copytree(Path(optests.__file__).parent, site / "optests", ignore=shutil.ignore_patterns("__pycache__"))
     bare, busy = tmp_path / "bare", tmp_path / "busy"
-    bare.mkdir(), busy.mkdir()
+    bare.mkdir()
+    busy.mkdir()
     (busy / "constants_here.py").write_text("SIZES = " + repr([n * 1000 + 1 for n in range(64)]) + "\n")
 
     def draws(cwd: Path, prelude: str) -> str:
