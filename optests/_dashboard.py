@@ -2,25 +2,43 @@
 
 The page works offline (no CDN, no server, inline CSS, SVG and a few lines of script) and its
 size does not grow with the sample count: the trend reads per-run counts, the matrix is per op and
-mode, and samples are listed only where they changed since the previous run.
+mode, samples are listed only where they changed since the previous run, and a failing cell lists
+at most ``MAX_FAILING`` of its failing samples.
+
+Runs are grouped by :class:`~optests._history.Configuration` (torch release series, device, dtype,
+transforms): each has its own section, trend and "since the previous run", so no diff crosses
+configurations; the comparison view puts the latest run of each side by side.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import json
+import shlex
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import _diff
 from ._files import write_json_atomic
-from ._history import History, Run
-from ._results import describe_os_error
+from ._findings import Outcome
+from ._history import Configuration, History, Run
+from ._key import transform_name
+from ._results import SampleResult, describe_os_error
+from ._settings import BUILTIN_DBS
 
 MODE_ORDER = ("static", "dynamic", "static-nofunc", "dynamic-nofunc")
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 #: Samples listed one by one per change kind; the rest are in changes.json beside the page.
 MAX_LISTED = 2000
+#: Failing samples a cell lists when clicked; it says how many more (its command finds them all).
+MAX_FAILING = 20
+#: Characters of a failing sample's message the page keeps (its first line).
+MESSAGE_CHARS = 200
+#: Runs of its configuration an op's history strip shows, the latest last.
+STRIP_RUNS = 20
 
 
 class DashboardError(ValueError):
@@ -31,6 +49,10 @@ def _esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
 def _modes(found: set[str]) -> list[str]:
     return [m for m in MODE_ORDER if m in found] + sorted(found - set(MODE_ORDER))
 
@@ -39,6 +61,127 @@ def pass_rate(counts: Counter[tuple[str, str]], mode: str) -> float | None:
     """Passed over passed + failed, in percent; skips and not-applicable records do not count."""
     passed, failed = counts[(mode, "passed")], counts[(mode, "failed")]
     return 100.0 * passed / (passed + failed) if passed + failed else None
+
+
+def repro_command(record: SampleResult) -> str | None:
+    """The ``optests check`` command that checks this sample again, on its device, dtype and mode,
+    with its transform (``--transforms none`` for a sample as the OpInfo gives it). ``optests
+    check`` has no option that picks one sample: it checks all of the op's, and prints this one
+    as ``sample N``. None for an op it cannot name: one of another database, or an author's."""
+    if record.db not in BUILTIN_DBS:
+        return None
+    key = record.key
+    transforms = transform_name(key.transform) if key.transform else "none"
+    return shlex.join(
+        ["optests", "check", key.op_id, "--modes", key.mode.value, "--dtypes", key.dtype, "--device", key.device,
+         "--transforms", transforms]
+    )  # fmt: skip
+
+
+def by_configuration(runs: Sequence[Run]) -> dict[Configuration, list[Run]]:
+    """The runs of each configuration, oldest first; the configuration of the newest run first.
+    A configuration's previous run is the one before its latest in its own list."""
+    groups: dict[Configuration, list[Run]] = defaultdict(list)
+    for run in runs:
+        groups[run.configuration].append(run)
+    order = sorted(groups, key=lambda c: (groups[c][-1].date, groups[c][-1].id), reverse=True)
+    return {c: groups[c] for c in order}
+
+
+@dataclasses.dataclass
+class Cell:
+    """One op in one mode in one run: its counts, failing stages and failing samples."""
+
+    passed: int = 0
+    failed: int = 0
+    other: int = 0  #: skipped or not applicable
+    stages: Counter[str] = dataclasses.field(default_factory=Counter)
+    failing: list[SampleResult] = dataclasses.field(default_factory=list)
+
+    def signature(self) -> tuple[int, int, frozenset[str]]:
+        """What the comparison compares: passed, checked, and which samples fail."""
+        return self.passed, self.passed + self.failed, frozenset(r.key.sample_text for r in self.failing)
+
+
+def cells(records: Sequence[SampleResult]) -> dict[tuple[str, str], Cell]:
+    """(op id, mode) -> its cell."""
+    out: dict[tuple[str, str], Cell] = defaultdict(Cell)
+    for r in records:
+        cell = out[(r.op_id, r.mode.value)]
+        if r.outcome is Outcome.PASSED:
+            cell.passed += 1
+        elif r.outcome is Outcome.FAILED:
+            cell.failed += 1
+            cell.failing.append(r)
+            if r.stage is not None:
+                cell.stages[r.stage.value] += 1
+        else:
+            cell.other += 1
+    return dict(out)
+
+
+def differs(row: Sequence[Cell | None]) -> bool:
+    """Whether configurations disagree on an op in a mode: it is missing from some, or they pass
+    or check another number of samples, or other samples fail (by sample index and transform)."""
+    return len({c.signature() if c is not None else None for c in row}) > 1
+
+
+class _Failing:
+    """The failing samples behind the clickable cells, inlined once in the page as JSON (a page
+    opened from file:// cannot fetch a file beside it). Runs, messages and commands repeat across
+    cells and samples, so each is stored once and referenced by its index; a cell is
+    ``[run, op, mode, failed, checked, more, samples]``, a sample ``[sample, stage, message,
+    command]``, and the script words the panel from them."""
+
+    def __init__(self) -> None:
+        self.cells: list[list[Any]] = []
+        self._ids: dict[tuple[Configuration, str, str], int] = {}
+        self._runs: dict[str, int] = {}
+        self._messages: dict[str, int] = {}
+        self._commands: dict[str, int] = {}
+
+    def add(self, config: Configuration, run: Run, op: str, mode: str, cell: Cell) -> int:
+        """The index of the cell's entry; the cell is added the first time."""
+        key = (config, op, mode)
+        if key not in self._ids:
+            failing = sorted(cell.failing, key=lambda r: (r.sample if r.sample is not None else -1, r.key.transform))
+            listed = failing[:MAX_FAILING]
+            where = self._runs.setdefault(f"run {run.id} ({run.date}), {config.label}", len(self._runs))
+            self._ids[key] = len(self.cells)
+            self.cells.append(
+                [
+                    where,
+                    op,
+                    mode,
+                    cell.failed,
+                    cell.passed + cell.failed,
+                    len(failing) - len(listed),
+                    [self._row(r) for r in listed],
+                ]
+            )
+        return self._ids[key]
+
+    def _row(self, r: SampleResult) -> list[str | int]:
+        """[sample, stage, message index, command index (-1: none)]"""
+        message = _diff.first_line(r.message, MESSAGE_CHARS)
+        command = repro_command(r)
+        return [
+            r.key.sample_text,
+            r.stage.value if r.stage else "",
+            self._messages.setdefault(message, len(self._messages)),
+            self._commands.setdefault(command, len(self._commands)) if command is not None else -1,
+        ]
+
+    def script(self) -> str:
+        data = {
+            "cells": self.cells,
+            "commands": list(self._commands),
+            "messages": list(self._messages),
+            "runs": list(self._runs),
+            "no_command": f"none: optests check names the ops of {', '.join(BUILTIN_DBS)} only",
+        }
+        text = json.dumps(data, separators=(",", ":"), sort_keys=True).replace("<", "\\u003c")  # no </script> inside
+        return f'<script type="application/json" id="failing-data">{text}</script>'
 
 
 def _plot(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]], modes: Sequence[str]) -> str:
@@ -59,7 +202,7 @@ def _plot(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]], mode
         return top + (height - top - bottom) * (1 - (v - lo) / (hi - lo))
 
     parts = [
-        f'<svg id="trend" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'<svg class="trend" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
         f'aria-label="Pass rate per mode over {n} runs">'
     ]
     for k in range(5):
@@ -95,10 +238,10 @@ def _plot(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]], mode
 
 
 def _changes(d: _diff.RunDiff) -> str:
-    out = [f'<p id="change-summary">{_esc(_diff.summary_line(d))}</p>']
+    out = [f'<p class="change-summary">{_esc(_diff.summary_line(d))}</p>']
     for kind in (_diff.Kind.NEW_FAILURE, _diff.Kind.FIX, _diff.Kind.STAGE_CHANGE, _diff.Kind.OUTCOME_CHANGE):
         changes = [c for group in d.grouped(kind).values() for c in group]
-        out.append(f'<h3 id="{kind.value}">{_esc(_diff.TITLES[kind])} ({len(changes)})</h3>')
+        out.append(f'<h4 class="{kind.value}">{_esc(_diff.TITLES[kind])} ({len(changes)})</h4>')
         if not changes:
             out.append('<p class="empty">None.</p>')
             continue
@@ -121,7 +264,7 @@ def _changes(d: _diff.RunDiff) -> str:
     for kind in (_diff.Kind.ADDED, _diff.Kind.REMOVED):
         groups = d.grouped(kind)
         total = len(d.of(kind))
-        out.append(f'<h3 id="{kind.value}">{_esc(_diff.TITLES[kind])} ({total})</h3>')
+        out.append(f'<h4 class="{kind.value}">{_esc(_diff.TITLES[kind])} ({total})</h4>')
         if not groups:
             out.append('<p class="empty">None.</p>')
             continue
@@ -133,50 +276,140 @@ def _changes(d: _diff.RunDiff) -> str:
     return "".join(out)
 
 
-def _matrix(rows: list[tuple[str, str, str, str | None, int]], modes: Sequence[str], d: _diff.RunDiff | None) -> str:
-    cells: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    stages: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for op, mode, outcome, stage, n in rows:
-        cells[(op, mode)][outcome] += n
-        if stage and outcome != "passed":
-            stages[(op, mode)][stage] += n
+@dataclasses.dataclass(frozen=True)
+class _Section:
+    """One configuration: its runs (oldest first), the cells of its latest run, and the diff
+    from its previous run (None for its first)."""
+
+    index: int
+    config: Configuration
+    runs: list[Run]
+    modes: list[str]
+    cells: dict[tuple[str, str], Cell]
+    diff: _diff.RunDiff | None
+
+    @property
+    def latest(self) -> Run:
+        return self.runs[-1]
+
+    @property
+    def previous(self) -> Run | None:
+        return self.runs[-2] if len(self.runs) > 1 else None
+
+    @property
+    def anchor(self) -> str:
+        return f"config-{self.index}"
+
+
+def _section(history: History, index: int, config: Configuration, runs: list[Run], modes: list[str]) -> _Section:
+    latest = history.records(runs[-1])
+    d = _diff.diff(history.records(runs[-2]), latest) if len(runs) > 1 else None
+    return _Section(index, config, runs, modes, cells(latest), d)
+
+
+def _td(cell: Cell | None, ref: int | None, marks: str = "", arrow: str = "") -> str:
+    """A cell of the matrix or the comparison: passed/checked, failing stages on hover, and the
+    index of its failing samples (``data-cell``) where it has any."""
+    if cell is None:
+        return f'<td class="none{marks}">·</td>'
+    cls = "fail" if cell.failed else ("pass" if cell.passed else "none")
+    why = ", ".join(f"{n} {s}" for s, n in cell.stages.most_common())
+    title = (
+        f"{cell.passed} passed, {cell.failed} failed"
+        + (f" ({why})" if why else "")
+        + (f", {cell.other} skipped or n/a" if cell.other else "")
+    )
+    data = f' data-cell="{ref}"' if ref is not None else ""
+    data += f' title="{_esc(title)}"' if cell.failed or cell.other else ""  # "4/4" says all there is
+    return f'<td class="{cls}{marks}"{data}>{cell.passed}/{cell.passed + cell.failed}{arrow}</td>'
+
+
+def _strip(op: str, window: Sequence[Run], op_counts: dict[int, dict[str, tuple[int, int]]]) -> str:
+    """The op over the last runs of its configuration, oldest first: ``f`` where samples failed,
+    ``p`` where none did, ``x`` where it was not checked. A strip of one state is one element that
+    CSS draws as squares, so a page of a thousand ops that never change stays small."""
+    states = "".join("x" if not c or not c[0] + c[1] else "f" if c[1] else "p" for c in (op_counts[r.id].get(op) for r in window))
+    if len(set(states)) == 1:
+        return f'<span class="strip all-{states[0]}"></span>'
+    return '<span class="strip">' + "".join(f"<i class={s}></i>" for s in states) + "</span>"
+
+
+def _controls(flag: str, label: str, count: int) -> str:
+    """A filter by name and a switch that shows only the rows whose ``flag`` attribute is 1."""
+    return (
+        f'<div class="controls"><input class="filter" type="search" placeholder="filter ops" aria-label="filter ops"> '
+        f'<label><input class="only" type="checkbox" data-flag="{flag}"> {_esc(label)}</label> '
+        f'<span class="shown">{count} ops</span></div>'
+    )
+
+
+def _matrix(s: _Section, op_counts: dict[int, dict[str, tuple[int, int]]], failing: _Failing) -> str:
+    window = s.runs[-STRIP_RUNS:]
     marks: dict[tuple[str, str], str] = {}
-    if d is not None:
-        for change in d.changes:
-            key = (change.record.op_id, change.record.mode)
-            if change.kind is _diff.Kind.NEW_FAILURE:
-                marks[key] = "regressed"
-            elif change.kind is _diff.Kind.FIX and key not in marks:
-                marks[key] = "fixed"
-    ops = sorted({op for op, _ in cells}, key=lambda op: (op.lower(), op))
-    head = "".join(f"<th>{_esc(m)}</th>" for m in modes)
+    for change in s.diff.changes if s.diff is not None else ():
+        key = (change.record.op_id, change.record.mode.value)
+        if change.kind is _diff.Kind.NEW_FAILURE:
+            marks[key] = "regressed"
+        elif change.kind is _diff.Kind.FIX and key not in marks:
+            marks[key] = "fixed"
+    ops = sorted({op for op, _ in s.cells}, key=lambda op: (op.lower(), op))
     body = []
     for op in ops:
-        tds, failing = [], False
-        for mode in modes:
-            c = cells.get((op, mode))
-            if c is None:
-                tds.append('<td class="none">·</td>')
-                continue
-            passed, failed = c["passed"], c["failed"]
-            other = sum(c.values()) - passed - failed
-            failing = failing or failed > 0
-            cls = "fail" if failed else ("pass" if passed else "none")
-            why = ", ".join(f"{n} {s}" for s, n in stages[(op, mode)].most_common())
-            title = (
-                f"{passed} passed, {failed} failed"
-                + (f" ({why})" if why else "")
-                + (f", {other} skipped or n/a" if other else "")
-            )
+        tds = []
+        for mode in s.modes:
+            c = s.cells.get((op, mode))
             mark = marks.get((op, mode), "")
-            arrow = {"regressed": " ▼", "fixed": " ▲"}.get(mark, "")
-            tds.append(f'<td class="{cls} {mark}" title="{_esc(title)}">{passed}/{passed + failed}{arrow}</td>')
-        body.append(f'<tr data-op="{_esc(op)}" data-failing="{int(failing)}"><th>{_esc(op)}</th>{"".join(tds)}</tr>')
+            ref = failing.add(s.config, s.latest, op, mode, c) if c is not None and c.failed else None
+            tds.append(_td(c, ref, f" {mark}" if mark else "", {"regressed": " ▼", "fixed": " ▲"}.get(mark, "")))
+        bad = any(c.failed for m in s.modes if (c := s.cells.get((op, m))) is not None)
+        body.append(
+            f'<tr data-op="{_esc(op)}" data-failing="{int(bad)}"><th>{_esc(op)}</th>'
+            f'<td class="history">{_strip(op, window, op_counts)}</td>{"".join(tds)}</tr>'
+        )
+    runs = ",".join(f"run {r.id}, {r.date[:10]}" for r in window)
+    head = "".join(f"<th>{_esc(m)}</th>" for m in s.modes)
     return (
-        '<div class="controls"><input id="filter" type="search" placeholder="filter ops" aria-label="filter ops"> '
-        '<label><input id="only-failing" type="checkbox"> only ops with failures</label> '
-        f'<span id="shown">{len(ops)} ops</span></div>'
-        f'<table id="matrix"><thead><tr><th>op</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        f'<div class="filterable">{_controls("data-failing", "only ops with failures", len(ops))}'
+        f'<table class="matrix" data-runs="{_esc(runs)}" style="--strip:{8 * len(window)}px"><thead><tr><th>op</th>'
+        f'<th title="one square per run, oldest first: red where samples failed, green where none did">'
+        f"last {len(window)} runs</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _short_labels(configs: Sequence[Configuration]) -> list[str]:
+    """Each configuration by what sets it apart from the others (``torch 2.13, cpu``)."""
+    fields = [f.name for f in dataclasses.fields(Configuration)]
+    varying = [f for f in fields if len({getattr(c, f) for c in configs}) > 1] or fields
+    words = {"torch": "torch ", "transforms": "transforms "}
+    return [", ".join(words.get(f, "") + getattr(c, f) for f in varying) for c in configs]
+
+
+def _compare(sections: Sequence[_Section], failing: _Failing) -> str:
+    """Per op and mode, the latest run of each configuration side by side; where they differ
+    (see :func:`differs`), the cells are marked ``differs``."""
+    modes = _modes({m for s in sections for m in s.modes})
+    ops = sorted({op for s in sections for op, _ in s.cells}, key=lambda op: (op.lower(), op))
+    labels = _short_labels([s.config for s in sections])
+    head = "".join(f'<th colspan="{len(sections)}">{_esc(m)}</th>' for m in modes)
+    sub = "".join(f'<th title="{_esc(s.config.label)}">{_esc(label)}</th>' for _ in modes for s, label in zip(sections, labels))
+    body, differing = [], 0
+    for op in ops:
+        tds, any_differs = [], False
+        for mode in modes:
+            row = [s.cells.get((op, mode)) for s in sections]
+            mark = " differs" if differs(row) else ""
+            any_differs = any_differs or bool(mark)
+            for s, c in zip(sections, row):
+                ref = failing.add(s.config, s.latest, op, mode, c) if c is not None and c.failed else None
+                tds.append(_td(c, ref, mark))
+        differing += any_differs
+        body.append(f'<tr data-op="{_esc(op)}" data-differs="{int(any_differs)}"><th>{_esc(op)}</th>{"".join(tds)}</tr>')
+    return (
+        f'<p class="meta">The latest run of each configuration: passed / checked samples. Marked where they differ '
+        f"(the op missing from one, other counts, or other failing samples): {differing} of {len(ops)} ops.</p>"
+        f'<div class="filterable">{_controls("data-differs", "only ops that differ", len(ops))}'
+        f'<table id="compare"><thead><tr><th rowspan="2">op</th>{head}</tr><tr>{sub}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
@@ -194,96 +427,180 @@ def _runs_table(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]]
             f'<td class="src">{_esc(r.source)}</td></tr>'
         )
     return (
-        f'<table id="runs"><thead><tr><th>run</th><th>date</th><th>torch</th><th>git</th><th>device</th><th>python</th>'
+        f'<table class="runs"><thead><tr><th>run</th><th>date</th><th>torch</th><th>git</th><th>device</th><th>python</th>'
         f"<th>optests</th><th>samples</th>{head}<th>source</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
+def _headline(s: _Section, counts: Counter[tuple[str, str]]) -> str:
+    totals: Counter[str] = Counter()
+    for (_, outcome), n in counts.items():
+        totals[outcome] += n
+    if s.diff is not None:
+        regress, fixes = len(s.diff.regressions), len(s.diff.of(_diff.Kind.FIX))
+        versus = (
+            f'<span class="{"bad" if regress else "good"} regressions-count">{regress} new failures</span>'
+            f'<span class="good fixes-count">{fixes} fixes</span>'
+        )
+    else:
+        versus = "<span>first run of this configuration: nothing to compare</span>"
+    outcomes = "".join(f"<span>{n} {_esc(o)}</span>" for o, n in sorted(totals.items()))
+    return f'<p class="counts"><span>{s.latest.samples} samples</span>{outcomes}{versus}</p>'
+
+
+def _render_section(
+    s: _Section, counts: dict[int, Counter[tuple[str, str]]], op_counts: dict[int, dict[str, tuple[int, int]]], failing: _Failing
+) -> str:
+    latest, previous = s.latest, s.previous
+    since = (
+        f'<h3>Since the previous run of this configuration (run {previous.id}, {_esc(previous.date)})</h3><div class="since">'
+        f"{_changes(s.diff)}</div>"
+        if previous is not None and s.diff is not None
+        else '<h3>Since the previous run of this configuration</h3><p class="empty since">This is the first run of this '
+        "configuration in the history: nothing to compare.</p>"
+    )
+    return (
+        f'<section class="configuration" id="{s.anchor}" data-config="{_esc(s.config.label)}"><h2>{_esc(s.config.label)}</h2>'
+        f'<p class="meta latest">Latest run: run {latest.id}, {_esc(latest.date)}, torch {_esc(latest.torch)} '
+        f"(<code>{_esc(latest.torch_git[:12])}</code>), {_esc(latest.device)}, Python {_esc(latest.python)}, "
+        f"optests {_esc(latest.optests)}. {_runs(len(s.runs))} of this configuration.</p>"
+        f"{_headline(s, counts.get(latest.id, Counter()))}"
+        f"<h3>Pass rate per mode</h3>{_plot(s.runs, counts, s.modes)}{since}"
+        f'<h3>Status by op and mode (run {latest.id})</h3><p class="meta">Passed / checked samples; ▼ new failures, '
+        "▲ fixes since the previous run of this configuration; hover a cell for its failing stages, click it for its "
+        "failing samples and the command that checks them again.</p>"
+        f"{_matrix(s, op_counts, failing)}"
+        f"<h3>Runs of this configuration</h3>{_runs_table(s.runs, counts, s.modes)}</section>"
+    )
+
+
+def _nav(sections: Sequence[_Section], counts: dict[int, Counter[tuple[str, str]]]) -> str:
+    items = []
+    for s in sections:
+        failed = sum(n for (_, outcome), n in counts.get(s.latest.id, Counter()).items() if outcome == "failed")
+        items.append(
+            f'<li><a href="#{s.anchor}">{_esc(s.config.label)}</a>: {_runs(len(s.runs))}, the latest run {s.latest.id} '
+            f"({_esc(s.latest.date[:10])}), {s.latest.samples} samples, {failed} failed</li>"
+        )
+    return f'<ul id="configurations">{"".join(items)}</ul>'
+
+
+_DETAIL = (
+    '<aside id="detail" hidden><button id="detail-close" type="button" aria-label="close">close</button>'
+    '<h3 id="detail-title"></h3><p class="meta" id="detail-where"></p>'
+    '<p class="meta">Each command checks every sample of the op in that mode, dtype and device (and transform), '
+    "as the run did; the sample is its line <code>sample N</code>.</p>"
+    '<table id="detail-samples"><thead><tr><th>sample</th><th>stage</th><th>message</th><th>reproduce</th></tr></thead>'
+    '<tbody></tbody></table><p class="more" id="detail-more"></p></aside>'
+)
+
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}h3{font-size:15px;margin:16px 0 6px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:19px;margin:36px 0 8px;border-bottom:2px solid #ccc}
+h3{font-size:16px;margin:22px 0 6px}h4{font-size:14px;margin:14px 0 4px}
 .meta{color:#555}.empty{color:#777}table{border-collapse:collapse;margin:4px 0}
 th,td{border:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}thead th{background:#f4f4f4}
 td.pass{background:#e6f4ea}td.fail{background:#fce8e6}td.none{color:#aaa}td.regressed{outline:2px solid #c5221f;font-weight:bold}
 td.fixed{outline:2px solid #188038}td.msg{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap;max-width:700px}
+td.differs{box-shadow:inset 0 0 0 2px #e37400;font-weight:bold}td[data-cell]{cursor:pointer;text-decoration:underline dotted}
 table.new_failure{border-left:4px solid #c5221f}table.fix{border-left:4px solid #188038}
-#matrix td{text-align:right;min-width:90px}.controls{margin:6px 0}.src{color:#777;font-size:12px}
-svg .grid{stroke:#eee}svg .tick,svg .legend{font-size:11px;fill:#555}svg .series{fill:none;stroke-width:2}
+.matrix td,#compare td{text-align:right;min-width:70px}.matrix td.history{text-align:left;min-width:0}.controls{margin:6px 0}.src{color:#777;font-size:12px}
+.strip{display:inline-block;height:8px;white-space:nowrap;line-height:0}.strip i{display:inline-block;width:6px;height:8px;margin-right:2px}
+.strip i.p{background:#81c995}.strip i.f{background:#ee675c}.strip i.x{background:#e8eaed}
+.strip.all-p,.strip.all-f,.strip.all-x{width:var(--strip)}
+.strip.all-p{background:repeating-linear-gradient(90deg,#81c995 0 6px,transparent 6px 8px)}
+.strip.all-f{background:repeating-linear-gradient(90deg,#ee675c 0 6px,transparent 6px 8px)}
+.strip.all-x{background:repeating-linear-gradient(90deg,#e8eaed 0 6px,transparent 6px 8px)}
+section.configuration{content-visibility:auto;contain-intrinsic-size:auto 3000px}svg .grid{stroke:#eee}svg .tick,svg .legend{font-size:11px;fill:#555}svg .series{fill:none;stroke-width:2}
 .counts span{display:inline-block;margin-right:16px}.bad{color:#c5221f;font-weight:bold}.good{color:#188038;font-weight:bold}
+#detail{position:fixed;left:24px;right:24px;bottom:0;max-height:45vh;overflow:auto;background:#fff;border:1px solid #999;
+box-shadow:0 -4px 16px rgba(0,0,0,.2);padding:8px 16px}#detail-close{float:right;font-size:18px}
+#detail td code{white-space:nowrap;font-size:12px}
 """
 
 _JS = """
 (function(){
-  var filter=document.getElementById('filter'),only=document.getElementById('only-failing'),shown=document.getElementById('shown');
-  var rows=Array.prototype.slice.call(document.querySelectorAll('#matrix tbody tr'));
-  function apply(){
-    var q=filter.value.trim().toLowerCase(),n=0;
-    rows.forEach(function(r){
-      var ok=r.getAttribute('data-op').toLowerCase().indexOf(q)>=0&&(!only.checked||r.getAttribute('data-failing')==='1');
-      r.style.display=ok?'':'none';if(ok)n++;
+  document.querySelectorAll('.filterable').forEach(function(box){
+    var filter=box.querySelector('.filter'),only=box.querySelector('.only'),shown=box.querySelector('.shown');
+    var flag=only.getAttribute('data-flag'),rows=Array.prototype.slice.call(box.querySelectorAll('tbody tr'));
+    function apply(){
+      var q=filter.value.trim().toLowerCase(),n=0;
+      rows.forEach(function(r){
+        var ok=r.getAttribute('data-op').toLowerCase().indexOf(q)>=0&&(!only.checked||r.getAttribute(flag)==='1');
+        r.style.display=ok?'':'none';if(ok)n++;
+      });
+      shown.textContent=n+' ops';
+    }
+    filter.addEventListener('input',apply);only.addEventListener('change',apply);
+  });
+  var data=JSON.parse(document.getElementById('failing-data').textContent),panel=document.getElementById('detail');
+  function td(tr,text,code){var c=document.createElement('td');if(code){var k=document.createElement('code');k.textContent=text;c.appendChild(k);}else{c.textContent=text;}tr.appendChild(c);}
+  function show(c){
+    document.getElementById('detail-title').textContent=c[1]+' '+c[2]+': '+c[3]+' of '+c[4]+' samples fail';
+    document.getElementById('detail-where').textContent=data.runs[c[0]];
+    var body=panel.querySelector('tbody');body.textContent='';
+    c[6].forEach(function(s){
+      var tr=document.createElement('tr');td(tr,s[0]);td(tr,s[1]);td(tr,data.messages[s[2]]);td(tr,s[3]<0?data.no_command:data.commands[s[3]],s[3]>=0);body.appendChild(tr);
     });
-    shown.textContent=n+' ops';
+    document.getElementById('detail-more').textContent=c[5]?'and '+c[5]+' more failing samples, not listed here; the command checks them all.':'';
+    panel.hidden=false;
   }
-  filter.addEventListener('input',apply);only.addEventListener('change',apply);
+  document.addEventListener('click',function(e){
+    var cell=e.target.closest('td[data-cell]');
+    if(cell)show(data.cells[+cell.getAttribute('data-cell')]);
+  });
+  document.getElementById('detail-close').addEventListener('click',function(){panel.hidden=true;});
+  document.addEventListener('mouseover',function(e){
+    var strip=e.target.closest('.strip');
+    if(!strip||e.target.title)return;
+    var runs=strip.closest('table').getAttribute('data-runs').split(','),words={p:'no sample failed',f:'samples failed',x:'not checked'};
+    if(e.target===strip&&strip.className.indexOf('all-')>0){strip.title=words[strip.className.slice(-1)]+' in each of the last '+runs.length+' runs';return;}
+    var i=Array.prototype.indexOf.call(strip.children,e.target);
+    if(i>=0)e.target.title=runs[i]+': '+words[e.target.className];
+  });
 })();
 """
 
 
 def build(history: History, out: Path) -> Path:
-    """Write ``index.html`` (and ``changes.json``, every change since the previous run) into ``out``."""
+    """Write ``index.html`` (and ``changes.json``, every change since the previous run of each
+    configuration) into ``out``."""
     if out.exists() and not out.is_dir():
         raise DashboardError(f"{out}: not a directory (the dashboard is a folder: index.html and changes.json)")
     runs = history.runs()
     if not runs:
         raise DashboardError(f"{history.path}: the history holds no runs yet; ingest one with optests history ingest")
     counts = history.counts()
+    sections = [
+        _section(history, i, config, group, _modes({m for r in group for m, _ in counts.get(r.id, Counter())}))
+        for i, (config, group) in enumerate(by_configuration(runs).items(), 1)
+    ]
+    op_counts = history.op_counts([r for s in sections for r in s.runs[-STRIP_RUNS:]])
+    failing = _Failing()
+    rendered = "".join(_render_section(s, counts, op_counts, failing) for s in sections)
+    compare = (
+        f"<h2>Configurations side by side</h2>{_compare(sections, failing)}"
+        if len(sections) > 1
+        else '<h2>Configurations side by side</h2><p class="empty">One configuration only: nothing to compare.</p>'
+    )
     latest = runs[-1]
-    previous = runs[-2] if len(runs) > 1 else None
-    matrix_rows = history.matrix(latest)
-    modes = _modes({m for c in counts.values() for m, _ in c} | {row[1] for row in matrix_rows})
-    d = _diff.diff(history.records(previous), history.records(latest)) if previous is not None else None
-
-    latest_counts = counts.get(latest.id, Counter())
-    totals: Counter[str] = Counter()
-    for (_, outcome), n in latest_counts.items():
-        totals[outcome] += n
-    regress = len(d.regressions) if d is not None else 0
-    fixes = len(d.of(_diff.Kind.FIX)) if d is not None else 0
-    headline = (
-        f'<p class="counts"><span>{latest.samples} samples</span>'
-        + "".join(f"<span>{n} {_esc(o)}</span>" for o, n in sorted(totals.items()))
-        + (
-            f'<span class="{"bad" if regress else "good"}" id="regressions-count">{regress} new failures</span>'
-            f'<span class="good" id="fixes-count">{fixes} fixes</span>'
-            if d is not None
-            else "<span>first run: nothing to compare</span>"
-        )
-        + "</p>"
-    )
-    since = (
-        f"<h2>Since the previous run (run {previous.id}, {_esc(previous.date)})</h2>{_changes(d)}"
-        if previous is not None and d is not None
-        else '<h2>Since the previous run</h2><p class="empty">This is the first run in the history.</p>'
-    )
     page = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
         f"<title>optests: run {latest.id}, {_esc(latest.date[:10])}</title><style>{_CSS}</style></head><body>"
         f"<h1>optests dashboard</h1>"
-        f'<p class="meta" id="latest">Latest: run {latest.id}, {_esc(latest.date)}, torch {_esc(latest.torch)} '
-        f"(<code>{_esc(latest.torch_git[:12])}</code>), {_esc(latest.device)}, Python {_esc(latest.python)}, "
-        f"optests {_esc(latest.optests)}. {len(runs)} runs in the history.</p>{headline}"
-        f"<h2>Pass rate per mode</h2>{_plot(runs, counts, modes)}"
-        f"{since}"
-        f'<h2>Status by op and mode (run {latest.id})</h2><p class="meta">Passed / checked samples; '
-        "▼ new failures, ▲ fixes since the previous run; hover a cell for its failing stages.</p>"
-        f"{_matrix(matrix_rows, modes, d)}"
-        f"<h2>Runs</h2>{_runs_table(runs, counts, modes)}"
-        f"<script>{_JS}</script></body></html>\n"
+        f'<p class="meta" id="latest">Latest: run {latest.id}, {_esc(latest.date)}, {_esc(latest.configuration.label)}. '
+        f"{_runs(len(runs))} in the history, in {len(sections)} configuration{'s' if len(sections) > 1 else ''} (torch release, device, dtype, input "
+        f"transforms); each is compared only with runs of its own.</p>{_nav(sections, counts)}"
+        f"{compare}{rendered}{_DETAIL}{failing.script()}<script>{_JS}</script></body></html>\n"
     )
+    changes = {
+        "configurations": [
+            {"configuration": s.config.label, "old_run": s.previous.id if s.previous is not None else None,
+             "new_run": s.latest.id, **(_diff.to_json(s.diff) if s.diff is not None else {"summary": {}, "changes": []})}
+            for s in sections
+        ]
+    }  # fmt: skip
     index = out / "index.html"
-    changes = _diff.to_json(d) if d is not None else {"summary": {}, "changes": []}
-    changes["old_run"] = previous.id if previous is not None else None
-    changes["new_run"] = latest.id
     try:
         out.mkdir(parents=True, exist_ok=True)
         index.write_text(page, encoding="utf-8")

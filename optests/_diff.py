@@ -147,7 +147,8 @@ def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
 # -- reports ---------------------------------------------------------------------------------
 
 
-def _first_line(text: str, limit: int = 300) -> str:
+def first_line(text: str, limit: int = 300) -> str:
+    """The message as one line of a report: its first line, cut at ``limit`` characters."""
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
@@ -184,7 +185,7 @@ def render_text(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, 
                 continue
             lines.append(f"  {op} {mode}:")
             for c in changes:
-                message = f": {_first_line(c.message)}" if c.message else ""
+                message = f": {first_line(c.message)}" if c.message else ""
                 lines.append(f"    sample {c.record.key.sample_text} {c.record.dtype} {c.record.device}: {c.transition}{message}")
     return "\n".join(lines) + "\n"
 
@@ -226,7 +227,7 @@ def render_markdown(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[s
             for (op, mode), cs in groups.items():
                 for c in cs:
                     lines.append(
-                        f"| `{_md_escape(op)}` | {mode} | {c.record.key.sample_text} | {c.transition} | {_md_escape(_first_line(c.message, 200))} |"
+                        f"| `{_md_escape(op)}` | {mode} | {c.record.key.sample_text} | {c.transition} | {_md_escape(first_line(c.message, 200))} |"
                     )
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

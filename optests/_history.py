@@ -14,22 +14,55 @@ import datetime
 import hashlib
 import json
 import sqlite3
-from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ._env import now
 from ._files import Busy, WriteError, locked
 from ._findings import Outcome, Stage, Verdict
-from ._key import SampleKey
+from ._key import SampleKey, transform_name
+from ._registry import RegistryError, release_series
 from ._results import SampleResult, describe_os_error
 
 APPLICATION = "optests-history"
 #: Seconds a writer waits for another (the lock file, then SQLite's busy timeout) before giving up.
 BUSY_TIMEOUT = 60.0
 
-#: One entry per schema version; entry i takes a database from version i to i + 1.
-MIGRATIONS: list[str] = [
+
+def _add_configurations(cur: sqlite3.Cursor) -> None:
+    """3: each run's :class:`Configuration`, and its passed and failed samples per op (the
+    dashboard's history strips). Computed here for the runs already stored, from their samples."""
+    for column in ("torch_series", "devices", "dtypes", "transforms"):
+        cur.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+    cur.execute(
+        "CREATE TABLE op_counts (run INTEGER NOT NULL REFERENCES runs (id), op TEXT NOT NULL,"
+        " passed INTEGER NOT NULL, failed INTEGER NOT NULL, PRIMARY KEY (run, op))"
+    )
+    seen: dict[int, list[set[str]]] = defaultdict(lambda: [set(), set(), set()])
+    for run, device, dtype, transform in cur.execute(
+        "SELECT DISTINCT o.run, c.device, c.dtype, c.transform FROM outcomes o JOIN cases c ON c.id = o.case_id"
+    ).fetchall():
+        for found, value in zip(seen[run], (device, dtype, transform)):
+            found.add(value)
+    for run, torch in cur.execute("SELECT id, torch FROM runs").fetchall():
+        config = Configuration.of(torch, *seen[run])
+        cur.execute(
+            "UPDATE runs SET torch_series = ?, devices = ?, dtypes = ?, transforms = ? WHERE id = ?",
+            (*dataclasses.astuple(config), run),
+        )
+    cur.execute(
+        "INSERT INTO op_counts (run, op, passed, failed)"
+        " SELECT o.run, c.op || CASE WHEN c.variant = '' THEN '' ELSE '.' || c.variant END,"
+        " SUM(CASE WHEN o.outcome = 'passed' THEN 1 ELSE 0 END), SUM(CASE WHEN o.outcome = 'failed' THEN 1 ELSE 0 END)"
+        " FROM outcomes o JOIN cases c ON c.id = o.case_id GROUP BY o.run, c.op, c.variant"
+    )
+
+
+#: One entry per schema version; entry i takes a database from version i to i + 1: SQL
+#: statements, or a function where the new columns are computed from what is stored.
+MIGRATIONS: list[str | Callable[[sqlite3.Cursor], None]] = [
     """
     CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
@@ -71,11 +104,52 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE cases ADD COLUMN transform TEXT NOT NULL DEFAULT ''
     """,
+    _add_configurations,
 ]
 
 
 class HistoryError(Exception):
     """A history database that cannot be used; the message names the file and what to do."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Configuration:
+    """What two runs must share for their difference to mean something: the torch release series,
+    the device, the dtype and the input transforms. Trends and "since the previous run" compare
+    runs of one configuration only; a CPU run against a CUDA run would list every sample as added
+    and removed (their ids differ), and 2.13 against 2.15 is a comparison, not a regression.
+
+    A run over several devices or dtypes is one configuration that lists them all
+    (``cpu+cuda``): it is compared with runs over the same set, not split into parts."""
+
+    torch: str  #: the release series, ``2.13`` for ``2.13.0+cpu``
+    device: str  #: ``cpu``, or ``cpu+cuda`` for a run over both
+    dtype: str  #: ``float32``, or ``float32+float64``
+    transforms: str  #: the input transforms applied, ``dtypes,transposed``, or ``none``
+
+    @classmethod
+    def of(cls, torch: str, devices: Iterable[str], dtypes: Iterable[str], transforms: Iterable[str]) -> Configuration:
+        """From the torch version and the devices, dtypes and transforms (with their index,
+        ``transposed-0``; empty for a sample as the OpInfo gives it) of a run's samples."""
+        try:
+            series = release_series(torch)
+        except RegistryError:  # no version recorded, or not one: compared only with its like
+            series = torch or "unknown"
+        names = sorted({transform_name(t) for t in transforms if t})
+        return cls(series, "+".join(sorted(devices)), "+".join(sorted(dtypes)), ",".join(names) or "none")
+
+    @property
+    def label(self) -> str:
+        """``torch 2.13, cpu, float32, transforms none``"""
+        return f"torch {self.torch}, {self.device}, {self.dtype}, transforms {self.transforms}"
+
+
+def configuration_of(env: Mapping[str, str], records: Iterable[SampleResult]) -> Configuration:
+    """A run's configuration, from its results file's environment and records."""
+    records = list(records)
+    return Configuration.of(
+        env.get("torch", ""), {r.device for r in records}, {r.dtype for r in records}, {r.transform for r in records}
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,9 +164,18 @@ class Run:
     platform: str
     source: str
     samples: int
+    configuration: Configuration
 
 
-_RUN_COLUMNS = "id, date, torch, torch_git, device, python, optests, platform, source, samples"
+_RUN_COLUMNS = (
+    "id, date, torch, torch_git, device, python, optests, platform, source, samples, torch_series, devices, dtypes, transforms"
+)
+
+
+def _run(row: tuple[Any, ...]) -> Run:
+    """A run from a row of ``_RUN_COLUMNS``."""
+    run_id, date, torch, torch_git, device, python, optests, platform, source, samples, *config = row
+    return Run(run_id, date, torch, torch_git, device, python, optests, platform, source, samples, Configuration(*config))
 
 
 def fingerprint(env: Mapping[str, str], records: Sequence[SampleResult]) -> str:
@@ -237,8 +320,11 @@ class History:
                 cur.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION), ("schema_version", "0")])
                 version = 0
             for i in range(version, len(MIGRATIONS)):
-                for statement in MIGRATIONS[i].split(";"):
-                    if statement.strip():
+                step = MIGRATIONS[i]
+                if callable(step):
+                    step(cur)
+                else:
+                    for statement in filter(str.strip, step.split(";")):
                         cur.execute(statement)
                 cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(i + 1),))
 
@@ -271,15 +357,17 @@ class History:
         with self._errors():
             row = self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE fingerprint = ?", (key,)).fetchone()
             if row is not None:
-                return Run(*row), False
+                return _run(row), False
             devices = sorted({r.device for r in records})
+            config = configuration_of(env, records)
             with self._transaction() as cur:
                 cur.execute(
-                    "INSERT INTO runs (fingerprint, date, torch, torch_git, device, python, optests, platform, source, ingested, samples)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO runs (fingerprint, date, torch, torch_git, device, python, optests, platform, source, ingested,"
+                    " samples, torch_series, devices, dtypes, transforms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (key, date, env.get("torch", ""), env.get("torch_git", ""),
                      ",".join(devices) + (f" (CUDA {env['cuda']})" if "cuda" in devices and env.get("cuda") else ""),
-                     env.get("python", ""), env.get("optests", ""), env.get("platform", ""), source, now(), len(records)),
+                     env.get("python", ""), env.get("optests", ""), env.get("platform", ""), source, now(), len(records),
+                     *dataclasses.astuple(config)),
                 )  # fmt: skip
                 run_id = cur.lastrowid
                 assert run_id is not None
@@ -304,6 +392,12 @@ class History:
                     "INSERT INTO run_counts (run, mode, outcome, count) VALUES (?, ?, ?, ?)",
                     [(run_id, mode, outcome, n) for (mode, outcome), n in sorted(counts.items())],
                 )
+                per_op = Counter((r.op_id, r.outcome) for r in records)
+                cur.executemany(
+                    "INSERT INTO op_counts (run, op, passed, failed) VALUES (?, ?, ?, ?)",
+                    [(run_id, op, per_op[(op, Outcome.PASSED)], per_op[(op, Outcome.FAILED)])
+                     for op in sorted({r.op_id for r in records})],
+                )  # fmt: skip
             return self.run(run_id), True
 
     @staticmethod
@@ -322,7 +416,7 @@ class History:
     def runs(self) -> list[Run]:
         """Oldest first (by date, then by ingest order)."""
         with self._errors():
-            return [Run(*row) for row in self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY date, id")]
+            return [_run(row) for row in self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY date, id")]
 
     def run(self, ref: int | str) -> Run:
         """A run by id, or by position from the newest: ``-1`` is the latest, ``-2`` the one before."""
@@ -366,12 +460,16 @@ class History:
                 out.setdefault(run, Counter())[(mode, outcome)] = n
         return out
 
-    def matrix(self, run: Run) -> list[tuple[str, str, str, str | None, int]]:
-        """(op id, mode, outcome, stage, samples) for one run."""
+    def op_counts(self, runs: Sequence[Run]) -> dict[int, dict[str, tuple[int, int]]]:
+        """Per run id: op id -> (passed, failed) samples; what the history strips show."""
+        out: dict[int, dict[str, tuple[int, int]]] = {r.id: {} for r in runs}
+        ids = [r.id for r in runs]
         with self._errors():
-            rows = self._db.execute(
-                "SELECT c.op, c.variant, c.mode, o.outcome, o.stage, COUNT(*) FROM outcomes o JOIN cases c ON c.id = o.case_id"
-                " WHERE o.run = ? GROUP BY c.op, c.variant, c.mode, o.outcome, o.stage",
-                (run.id,),
-            ).fetchall()
-        return [(f"{op}.{variant}" if variant else op, mode, outcome, stage, n) for op, variant, mode, outcome, stage, n in rows]
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                marks = ", ".join("?" * len(part))
+                for run, op, passed, failed in self._db.execute(
+                    f"SELECT run, op, passed, failed FROM op_counts WHERE run IN ({marks})", part
+                ):
+                    out[run][op] = (passed, failed)
+        return out

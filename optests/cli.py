@@ -230,7 +230,8 @@ def _history(args: argparse.Namespace) -> int:
                     c = counts.get(run.id)
                     failed = sum(n for (_, outcome), n in c.items() if outcome == "failed") if c else 0
                     print(
-                        f"run {run.id}  {run.date}  torch {run.torch}  {run.device}  {run.samples} samples, {failed} failed  {run.source}"
+                        f"run {run.id}  {run.date}  [{run.configuration.label}]  torch {run.torch}  {run.device}  "
+                        f"{run.samples} samples, {failed} failed  {run.source}"
                     )
             else:
                 run = db.run(args.run_ref)
@@ -371,7 +372,7 @@ def _parser() -> argparse.ArgumentParser:
     hi = hsub.add_parser("ingest", help="add results files to the history (the same run twice is a no-op)")
     _results_argument(hi, " or optests check --json")
     hi.add_argument("--date", help="when the run happened (ISO 8601), for results files that do not record it")
-    hl = hsub.add_parser("list", help="list the runs in the history, oldest first")
+    hl = hsub.add_parser("list", help="list the runs in the history, oldest first, each with its configuration")
     he = hsub.add_parser("export", help="write one run back out as a results file (e.g. last night's, for optests diff)")
     he.add_argument(
         "--run",

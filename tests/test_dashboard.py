@@ -1,25 +1,35 @@
-"""Two real sweeps that differ like two nights do, their diff, and the dashboard in a real browser.
+"""Two real sweeps that differ like two nights do, their diff, and the dashboard in a real browser;
+the committed sweeps of two configurations (torch 2.13 CPU, torch 2.11 CUDA) in the browser too;
+and the page's parts (configurations, comparison, failing samples, repro commands) without one.
 
-The browser test needs Debian's ``chromium`` (``apt-get install chromium``; ``.ci/run`` installs
-it) and the ``playwright`` package (a test extra); it skips, saying which is missing, without them,
-and fails instead where ``OPTESTS_REQUIRE_BROWSER`` is set.
-Set ``OPTESTS_SCREENSHOTS=DIR`` to keep the screenshot it takes.
+The browser tests need Debian's ``chromium`` (``apt-get install chromium``; ``.ci/run`` installs
+it) and the ``playwright`` package (a test extra); they skip, saying which is missing, without them,
+and fail instead where ``OPTESTS_REQUIRE_BROWSER`` is set.
+Set ``OPTESTS_SCREENSHOTS=DIR`` to keep the screenshots they take (each prints its path).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sweepdir import install_sweep
 
-from optests import cli
+from optests import Outcome, Stage, cli
+from optests import _dashboard as dashboard
+from optests._history import History
+from optests._key import Mode, SampleKey
+from optests._results import SampleResult
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
@@ -81,12 +91,10 @@ def _browser() -> Any:
     return sync_api
 
 
-def test_dashboard_in_a_browser(nights: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    sync_api = _browser()
-    db, site = tmp_path / "history.db", tmp_path / "site"
-    assert cli.main(["history", "ingest", *map(str, nights), "--db", str(db)]) == 0
-    assert cli.main(["dashboard", "--db", str(db), "--out", str(site)]) == 0
-    capsys.readouterr()
+@contextlib.contextmanager
+def _page(sync_api: Any) -> Iterator[Any]:
+    """A page in headless Chromium; on leaving, no script error happened and nothing was fetched
+    from anywhere but file:// (the dashboard works offline)."""
     requests: list[str] = []
     errors: list[str] = []
     with sync_api.sync_playwright() as p:
@@ -105,55 +113,220 @@ def test_dashboard_in_a_browser(nights: list[Path], tmp_path: Path, capsys: pyte
             page.on("request", lambda r: requests.append(r.url))
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto((site / "index.html").as_uri())
-            expect = sync_api.expect
-
-            expect(page.locator("#regressions-count")).to_have_text("4 new failures")
-            expect(page.locator("#fixes-count")).to_have_text("4 fixes")
-            expect(page.locator("#latest")).to_contain_text("2 runs in the history")
-            # Regressions since the previous night, each with its sample and message.
-            failures = page.locator("table.new_failure tbody tr")
-            expect(failures).to_have_count(4)
-            expect(failures.first).to_contain_text("beta")
-            expect(failures.first).to_contain_text("passed -> forward")
-            expect(failures.first).to_contain_text(
-                "but expected equal to eager within tolerance [beta static float32 cpu sample 0]"
-            )
-            expect(page.locator("table.fix tbody tr")).to_have_count(4)
-            expect(page.locator("table.fix tbody tr").first).to_contain_text("alpha")
-            expect(page.locator("table.stage_change tbody tr").first).to_contain_text("forward -> metadata")
-            expect(page.locator("#added + p")).to_contain_text("12 samples over 3 ops: dynamic 12")
-            # The trend: one line per mode; static has two points, dynamic one.
-            expect(page.locator("#trend polyline")).to_have_count(2)
-            expect(page.locator('#trend polyline[data-mode="static"]')).to_have_attribute("points", _two_points())
-            # The status matrix, marked where things changed, and its filters.
-            beta = page.locator('#matrix tr[data-op="beta"]')
-            expect(beta.locator("td").nth(0)).to_have_text("0/4 ▼")
-            expect(beta.locator("td").nth(0)).to_have_class("fail regressed")
-            expect(page.locator('#matrix tr[data-op="alpha"] td').nth(0)).to_have_text("4/4 ▲")
-            expect(page.locator("#matrix tbody tr:visible")).to_have_count(3)
-            page.locator("#only-failing").check()
-            expect(page.locator("#matrix tbody tr:visible")).to_have_count(2)  # alpha passes everywhere now
-            page.locator("#only-failing").uncheck()
-            page.locator("#filter").fill("gam")
-            expect(page.locator("#matrix tbody tr:visible")).to_have_count(1)
-            expect(page.locator("#shown")).to_have_text("1 ops")
-            page.locator("#filter").fill("")
-            expect(page.locator("#runs tbody tr")).to_have_count(2)
-
-            shot = tmp_path / "dashboard.png"
-            page.screenshot(path=str(shot), full_page=True)
-            if os.environ.get("OPTESTS_SCREENSHOTS"):
-                keep = Path(os.environ["OPTESTS_SCREENSHOTS"])
-                keep.mkdir(parents=True, exist_ok=True)
-                shutil.copy(shot, keep / "dashboard.png")
+            yield page
         finally:
             browser.close()
     assert errors == []
-    assert all(url.startswith("file://") for url in requests), requests  # offline: nothing fetched from anywhere
+    assert all(url.startswith("file://") for url in requests), requests
+
+
+def _screenshot(page: Any, tmp_path: Path, name: str, full_page: bool = True) -> None:
+    """Saved under $OPTESTS_SCREENSHOTS if set, else in the test's temporary folder; printed."""
+    keep = Path(os.environ.get("OPTESTS_SCREENSHOTS") or tmp_path)
+    keep.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(keep / name), full_page=full_page)
+    print(f"screenshot: {keep / name}")
+
+
+def test_dashboard_in_a_browser(nights: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sync_api = _browser()
+    db, site = tmp_path / "history.db", tmp_path / "site"
+    assert cli.main(["history", "ingest", *map(str, nights), "--db", str(db)]) == 0
+    assert cli.main(["dashboard", "--db", str(db), "--out", str(site)]) == 0
+    capsys.readouterr()
+    with _page(sync_api) as page:
+        expect = sync_api.expect
+        page.goto((site / "index.html").as_uri())
+
+        section = page.locator("section.configuration")
+        expect(section).to_have_count(1)  # two nights of one configuration
+        expect(section.locator(".regressions-count")).to_have_text("4 new failures")
+        expect(section.locator(".fixes-count")).to_have_text("4 fixes")
+        expect(page.locator("#latest")).to_contain_text("2 runs in the history, in 1 configuration")
+        # Regressions since the previous night, each with its sample and message.
+        failures = page.locator("table.new_failure tbody tr")
+        expect(failures).to_have_count(4)
+        expect(failures.first).to_contain_text("beta")
+        expect(failures.first).to_contain_text("passed -> forward")
+        expect(failures.first).to_contain_text("but expected equal to eager within tolerance [beta static float32 cpu sample 0]")
+        expect(page.locator("table.fix tbody tr")).to_have_count(4)
+        expect(page.locator("table.fix tbody tr").first).to_contain_text("alpha")
+        expect(page.locator("table.stage_change tbody tr").first).to_contain_text("forward -> metadata")
+        expect(page.locator("h4.added + p")).to_contain_text("12 samples over 3 ops: dynamic 12")
+        # The trend: one line per mode; static has two points, dynamic one.
+        expect(page.locator("svg.trend polyline")).to_have_count(2)
+        expect(page.locator('svg.trend polyline[data-mode="static"]')).to_have_attribute("points", _two_points())
+        # The status matrix, marked where things changed, each op with its history strip.
+        beta = page.locator('.matrix tr[data-op="beta"]')
+        expect(beta.locator("td").nth(1)).to_have_text("0/4 ▼")
+        expect(beta.locator("td").nth(1)).to_have_class("fail regressed")
+        expect(beta.locator(".strip i")).to_have_count(2)
+        expect(beta.locator(".strip i").nth(0)).to_have_class("p")  # night 1: passed
+        expect(beta.locator(".strip i").nth(1)).to_have_class("f")
+        expect(page.locator('.matrix tr[data-op="gamma"] .strip')).to_have_class("strip all-f")
+        expect(page.locator('.matrix tr[data-op="alpha"] td').nth(1)).to_have_text("4/4 ▲")
+        # A failing cell shows its samples; these ops are no OpInfo database's, so no command.
+        beta.locator("td").nth(1).click()
+        expect(page.locator("#detail")).to_be_visible()
+        expect(page.locator("#detail-title")).to_have_text("beta static: 4 of 4 samples fail")
+        expect(page.locator("#detail-samples tbody tr")).to_have_count(4)
+        expect(page.locator("#detail-samples tbody tr").first).to_contain_text("[beta static float32 cpu sample 0]")
+        expect(page.locator("#detail-samples tbody tr").first).to_contain_text("optests check names the ops of op_db")
+        page.locator("#detail-close").click()
+        expect(page.locator("#detail")).to_be_hidden()
+        rows = section.locator(".matrix tbody tr:visible")
+        expect(rows).to_have_count(3)
+        section.locator(".only").check()
+        expect(rows).to_have_count(2)  # alpha passes everywhere now
+        section.locator(".only").uncheck()
+        section.locator(".filter").fill("gam")
+        expect(rows).to_have_count(1)
+        expect(section.locator(".shown")).to_have_text("1 ops")
+        section.locator(".filter").fill("")
+        expect(section.locator("table.runs tbody tr")).to_have_count(2)
+        expect(page.locator("#compare")).to_have_count(0)  # one configuration: nothing to compare
+
+        _screenshot(page, tmp_path, "dashboard.png")
 
 
 def _two_points() -> Any:
-    import re
-
     return re.compile(r"^[\d.]+,[\d.]+ [\d.]+,[\d.]+$")
+
+
+CPU = ROOT / "sweep-results" / "2026-11-23-torch-2.13.0-cpu-float32-static-dynamic.json"
+CUDA = ROOT / "sweep-results" / "2026-11-22-torch-2.11.0-cu130-cuda-float32-static-dynamic.json"
+
+
+def test_configurations_in_a_browser(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The committed sweeps of two configurations (torch 2.13 on CPU, 2.11 on CUDA), ingested one
+    after the other: each is the first run of its own, and the comparison sets them side by side."""
+    sync_api = _browser()
+    db, site = tmp_path / "history.db", tmp_path / "site"
+    assert cli.main(["history", "ingest", str(CPU), str(CUDA), "--db", str(db)]) == 0
+    assert cli.main(["dashboard", "--db", str(db), "--out", str(site)]) == 0
+    capsys.readouterr()
+    with _page(sync_api) as page:
+        expect = sync_api.expect
+        page.goto((site / "index.html").as_uri())
+        cpu = page.locator('section[data-config="torch 2.13, cpu, float32, transforms none"]')
+        cuda = page.locator('section[data-config="torch 2.11, cuda, float32, transforms none"]')
+        # (a) No diff crosses configurations: neither run is the other's previous one.
+        for section in (cpu, cuda):
+            expect(section.locator(".since")).to_have_text(re.compile("^This is the first run of this configuration"))
+        expect(page.locator(".change-summary")).to_have_count(0)
+        # (b) The comparison marks an op that differs: CUDA fails 3 of the 6 samples it has.
+        softmax = page.locator('#compare tr[data-op="_softmax_backward_data"] td')
+        expect(softmax.nth(0)).to_have_text("3/3")
+        expect(softmax.nth(0)).to_have_class("pass differs")
+        expect(softmax.nth(1)).to_have_class("fail differs")
+        expect(page.locator('#compare tr[data-op="__radd__"] td.differs')).to_have_count(0)
+        page.locator("#compare").locator("xpath=..").locator(".only").check()
+        expect(page.locator('#compare tr[data-op="_softmax_backward_data"]')).to_be_visible()
+        expect(page.locator('#compare tr[data-op="__radd__"]')).to_be_hidden()
+        expect(page.locator('#compare tbody tr:visible[data-differs="0"]')).to_have_count(0)
+        # (c) A failing cell shows its samples, their messages and the command that checks them.
+        cpu.locator('.matrix tr[data-op="unsafe_split"] td').nth(1).click()  # static
+        expect(page.locator("#detail-title")).to_have_text("unsafe_split static: 2 of 2 samples fail")
+        expect(page.locator("#detail-samples tbody tr")).to_have_count(2)
+        first = page.locator("#detail-samples tbody tr").first
+        expect(first.locator("td").nth(2)).to_have_text(
+            "traced out[0] aliases=[], but expected [args[0]] [unsafe_split static float32 cpu sample 0]"
+        )
+        expect(first.locator("td").nth(3)).to_have_text(
+            "optests check unsafe_split --modes static --dtypes float32 --device cpu --transforms none"
+        )
+        softmax.nth(1).click()  # and in the comparison
+        expect(page.locator("#detail-where")).to_contain_text("torch 2.11, cuda, float32, transforms none")
+        expect(first).to_contain_text("expected scalar type Float but found Half")
+        expect(first).to_contain_text(
+            "optests check _softmax_backward_data --modes static --dtypes float32 --device cuda --transforms none"
+        )
+        page.locator("#compare").scroll_into_view_if_needed()
+        _screenshot(page, tmp_path, "configurations.png", full_page=False)  # the whole page is 700 ops long, three times
+
+
+# -- the page's parts, without a browser --------------------------------------------------------------
+
+
+def _rec(op: str, sample: int, outcome: str = "passed", device: str = "cpu", transform: str = "") -> SampleResult:
+    key = SampleKey(op, "", Mode.STATIC, "float32", device, sample, transform=transform)
+    failed = outcome == "failed"
+    message = f"out=1, but expected 2 [{key.context}]\nmore detail" if failed else ""
+    return SampleResult(key, "op_db", Outcome(outcome), Stage.FORWARD if failed else None, message)
+
+
+def test_the_repro_command_checks_the_sample_on_its_device_dtype_mode_and_transform() -> None:
+    assert dashboard.repro_command(_rec("nn.functional.pad", 3)) == (
+        "optests check nn.functional.pad --modes static --dtypes float32 --device cpu --transforms none"
+    )
+    assert dashboard.repro_command(_rec("sin", 3, device="cuda", transform="grad-subset-1")) == (
+        "optests check sin --modes static --dtypes float32 --device cuda --transforms grad-subset"
+    )
+    theirs = dataclasses.replace(_rec("alpha", 0), db="nightly_ops:ops")
+    assert dashboard.repro_command(theirs) is None  # optests check cannot name it
+
+
+def test_configurations_that_differ_are_marked() -> None:
+    base = dashboard.cells([_rec("sin", 0), _rec("sin", 1, "failed")])[("sin", "static")]
+    same = dashboard.cells([_rec("sin", 0, device="cuda"), _rec("sin", 1, "failed", device="cuda")])[("sin", "static")]
+    other = dashboard.cells([_rec("sin", 0, "failed"), _rec("sin", 1)])[("sin", "static")]  # 1/2 too, but sample 0 fails
+    more = dashboard.cells([_rec("sin", 0), _rec("sin", 1, "failed"), _rec("sin", 2)])[("sin", "static")]
+    assert not dashboard.differs([base, same])
+    assert dashboard.differs([base, other])
+    assert dashboard.differs([base, more])
+    assert dashboard.differs([base, None])  # missing from one
+
+
+def _history(tmp_path: Path, runs: list[tuple[str, str, list[SampleResult]]]) -> History:
+    db = History(tmp_path / "h.db", create=True)
+    for date, torch, records in runs:
+        db.ingest({"torch": torch, "date": date}, records, f"{date}.json")
+    return db
+
+
+def test_the_previous_run_is_the_previous_run_of_its_configuration(tmp_path: Path) -> None:
+    cpu = [_rec("sin", 0), _rec("sin", 1)]
+    cuda = [_rec("sin", 0, "failed", device="cuda")]
+    with _history(
+        tmp_path,
+        [("2026-11-20", "2.13.0+cpu", cpu), ("2026-11-21", "2.11.0+cu130", cuda), ("2026-11-22", "2.13.0+cpu", cpu[:1])],
+    ) as db:
+        groups = dashboard.by_configuration(db.runs())
+        assert [(c.label, [r.id for r in runs]) for c, runs in groups.items()] == [
+            ("torch 2.13, cpu, float32, transforms none", [1, 3]),  # the newest first; run 2 is not run 3's previous
+            ("torch 2.11, cuda, float32, transforms none", [2]),
+        ]
+        dashboard.build(db, tmp_path / "site")
+    changes = json.loads((tmp_path / "site" / "changes.json").read_text())["configurations"]
+    assert [(c["old_run"], c["new_run"], c["summary"]) for c in changes] == [
+        (1, 3, {"added": 0, "fix": 0, "new_failure": 0, "outcome_change": 0, "removed": 1, "stage_change": 0, "unchanged": 1}),
+        (None, 2, {}),
+    ]
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "Since the previous run of this configuration (run 1, 2026-11-20T00:00:00+00:00)" in page
+    assert page.count("This is the first run of this configuration") == 1  # CUDA's
+
+
+def _failing_data(page: str) -> Any:
+    start = page.index('<script type="application/json" id="failing-data">') + len(
+        '<script type="application/json" id="failing-data">'
+    )
+    return json.loads(page[start : page.index("</script>", start)])
+
+
+def test_a_failing_cell_lists_its_samples_up_to_a_cap(tmp_path: Path) -> None:
+    records = [_rec("sin", i, "failed") for i in range(dashboard.MAX_FAILING + 5)]
+    records += [_rec("sin", 0, "failed", transform="transposed-1"), _rec("cos", 0), _rec("cos", 1, "failed")]
+    with _history(tmp_path, [("2026-11-20", "2.13.0+cpu", records)]) as db:
+        dashboard.build(db, tmp_path / "site")
+    page = (tmp_path / "site" / "index.html").read_text()
+    data = _failing_data(page)
+    cos, sin = sorted(data["cells"], key=lambda c: c[1])
+    assert cos == [0, "cos", "static", 1, 2, 0, [["1", "forward", 0, 0]]]  # run, op, mode, failed, checked, more, samples
+    assert data["runs"] == ["run 1 (2026-11-20T00:00:00+00:00), torch 2.13, cpu, float32, transforms transposed"]
+    assert data["messages"][0] == "out=1, but expected 2 [cos static float32 cpu sample 1]"  # the first line
+    assert data["commands"][0] == "optests check cos --modes static --dtypes float32 --device cpu --transforms none"
+    assert sin[3:6] == [dashboard.MAX_FAILING + 6, dashboard.MAX_FAILING + 6, 6]
+    assert [s[0] for s in sin[6][:3]] == ["0", "0 transposed-1", "1"]
+    assert data["commands"][sin[6][1][3]].endswith("--transforms transposed")
+    assert '<tr data-op="cos" data-failing="1"><th>cos</th><td class="history"><span class="strip all-f"></span></td>' in page

@@ -23,11 +23,18 @@ ENV = {"torch": "2.13.0+cpu", "torch_git": "abc123", "python": "3.11.7", "platfo
 
 
 def rec(
-    op: str, mode: str, sample: int | None, outcome: str = "passed", stage: str | None = None, message: str = ""
+    op: str,
+    mode: str,
+    sample: int | None,
+    outcome: str = "passed",
+    stage: str | None = None,
+    message: str = "",
+    device: str = "cpu",
+    transform: str = "",
 ) -> SampleResult:
+    key = SampleKey(op, "", Mode(mode), "float32", device, sample, transform=transform)
     if outcome == "failed" and not message:
-        message = f"{stage} finding [{op} {mode} float32 cpu sample {sample}]"
-    key = SampleKey(op, "", Mode(mode), "float32", "cpu", sample)
+        message = f"{stage} finding [{key.context}]"
     return SampleResult(key, "op_db", Outcome(outcome), Stage(stage) if stage else None, message, 0.01)
 
 
@@ -314,7 +321,7 @@ def _truncated(path: Path) -> None:
     [
         (lambda p: p.write_bytes(b"this is not sqlite" * 100), "not a usable optests history database (file is not a database)"),
         (_foreign, "not an optests history database (its tables: accounts)"),
-        (_newer, "schema version 99 is newer than this optests knows (2); upgrade optests"),
+        (_newer, "schema version 99 is newer than this optests knows (3); upgrade optests"),
         (_truncated, "not a usable optests history database (database disk image is malformed)"),
     ],
     ids=["garbage", "foreign", "newer", "half-written"],
@@ -346,7 +353,7 @@ def test_pending_migrations_are_applied_in_order(tmp_path: Path, monkeypatch: py
         history, "MIGRATIONS", [*history.MIGRATIONS, "ALTER TABLE runs ADD COLUMN note TEXT; UPDATE runs SET note = 'v2'"]
     )
     with History(path) as db:
-        assert db.schema_version == 3
+        assert db.schema_version == len(history.MIGRATIONS)
         assert db.runs() == [run]
     con = sqlite3.connect(path)
     assert con.execute("SELECT note FROM runs").fetchall() == [("v2",)]
@@ -357,17 +364,64 @@ def test_a_history_from_before_transforms_reads_on(tmp_path: Path) -> None:
     path = tmp_path / "h.db"
     with History(path, create=True) as db:
         run, _ = db.ingest(ENV, OLD, "old", date="2026-11-22")
-    con = sqlite3.connect(path)  # back to schema 1, as an optests before transforms wrote it
-    con.execute("ALTER TABLE cases DROP COLUMN transform")
-    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    con.commit()
-    con.close()
+    _downgrade(path, 1)  # as an optests before transforms wrote it
     with History(path) as db:
         assert db.schema_version == len(history.MIGRATIONS)
         assert db.records(db.run(run.id)) == sorted(OLD, key=lambda r: r.id)
         derived = SampleResult(dataclasses.replace(OLD[0].key, transform="transposed"), "op_db", Outcome.PASSED)
         new, _ = db.ingest(ENV, [derived], "new", date="2026-11-23")
         assert [r.transform for r in db.records(new)] == ["transposed"]
+
+
+def _downgrade(path: Path, version: int) -> None:
+    """Undo the migrations after ``version``, as the optests of that schema left its databases."""
+    undo = {
+        3: [
+            *(f"ALTER TABLE runs DROP COLUMN {c}" for c in ("torch_series", "devices", "dtypes", "transforms")),
+            "DROP TABLE op_counts",
+        ],
+        2: ["ALTER TABLE cases DROP COLUMN transform"],
+    }
+    con = sqlite3.connect(path)
+    for v in range(len(history.MIGRATIONS), version, -1):
+        for statement in undo[v]:
+            con.execute(statement)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+    con.commit()
+    con.close()
+
+
+def test_a_configuration_is_torch_series_device_dtype_and_transforms() -> None:
+    derived = [rec("sin", "static", 0, transform=t) for t in ("transposed-0", "transposed-1", "noncontiguous", "grad-subset-2")]
+    config = history.configuration_of({"torch": "2.13.0+cpu"}, [*OLD, *derived])
+    assert config == history.Configuration("2.13", "cpu", "float32", "grad-subset,noncontiguous,transposed")
+    assert config.label == "torch 2.13, cpu, float32, transforms grad-subset,noncontiguous,transposed"
+    both = history.configuration_of({"torch": "2.15.0.dev20261001+cu130"}, [*OLD, rec("sin", "static", 0, device="cuda")])
+    assert both.label == "torch 2.15, cpu+cuda, float32, transforms none"  # a run over two devices is one configuration
+    assert history.configuration_of({}, OLD).torch == "unknown"
+
+
+def test_an_old_history_gets_the_configuration_of_each_run(tmp_path: Path) -> None:
+    path = tmp_path / "h.db"
+    cuda = [rec("sin", "static", 0, device="cuda"), rec("sin", "static", 1, "failed", "trace", device="cuda")]
+    with History(path, create=True) as db:
+        runs = [
+            db.ingest(ENV, OLD, "old", date="2026-11-21")[0],
+            db.ingest({**ENV, "torch": "2.11.0+cu130"}, cuda, "cuda", date="2026-11-22")[0],
+            db.ingest(ENV, [*NEW, rec("sin", "static", 0, transform="dtypes-1")], "new", date="2026-11-23")[0],
+        ]
+        strips = db.op_counts(runs)
+    assert [r.configuration.label for r in runs] == [
+        "torch 2.13, cpu, float32, transforms none",
+        "torch 2.11, cuda, float32, transforms none",
+        "torch 2.13, cpu, float32, transforms dtypes",
+    ]
+    assert strips[runs[1].id] == {"sin": (1, 1)}
+    _downgrade(path, 2)  # as the optests before configurations wrote it
+    with History(path) as db:
+        assert db.schema_version == len(history.MIGRATIONS)
+        assert db.runs() == runs  # configurations computed from the stored samples
+        assert db.op_counts(runs) == strips
 
 
 def test_history_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -382,7 +436,10 @@ def test_history_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     ]
     assert _main(capsys, "history", "ingest", str(new), "--db", str(db))[1] == f"{db}: {new} is already run 2; nothing to do\n"
     code, out, _ = _main(capsys, "history", "list", "--db", str(db))
-    assert out.splitlines()[1] == f"run 2  2026-11-22T03:00:00+00:00  torch 2.13.0+cpu  cpu  9 samples, 4 failed  {new}"
+    assert out.splitlines()[1] == (
+        f"run 2  2026-11-22T03:00:00+00:00  [torch 2.13, cpu, float32, transforms none]  torch 2.13.0+cpu  cpu  "
+        f"9 samples, 4 failed  {new}"
+    )
     back = tmp_path / "back.json"
     assert _main(capsys, "history", "export", "--db", str(db), "--run", "-2", "--out", str(back))[0] == 0
     assert _main(capsys, "diff", str(old), str(back))[1].splitlines()[2].endswith("; 8 unchanged")
