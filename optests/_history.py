@@ -418,13 +418,17 @@ class History:
         with self._errors():
             return [_run(row) for row in self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY date, id")]
 
-    def run(self, ref: int | str) -> Run:
-        """A run by id, or by position from the newest: ``-1`` is the latest, ``-2`` the one before."""
+    def run(self, ref: int | str, configuration: Configuration | None = None) -> Run:
+        """A run by id, or by position from the newest: ``-1`` is the latest, ``-2`` the one before
+        (among the runs of ``configuration``, where one is given)."""
         runs = self.runs()
         n = int(ref)
         if n < 0:
+            if configuration is not None:
+                runs = [r for r in runs if r.configuration == configuration]
             if -n > len(runs):
-                raise HistoryError(f"{self.path}: run {n} asked for, but the history holds {len(runs)} run(s)")
+                of = f" of configuration {configuration.label}" if configuration is not None else ""
+                raise HistoryError(f"{self.path}: run {n} asked for, but the history holds {len(runs)} run(s){of}")
             return runs[n]
         for r in runs:
             if r.id == n:

@@ -234,7 +234,8 @@ def _history(args: argparse.Namespace) -> int:
                         f"{run.samples} samples, {failed} failed  {run.source}"
                     )
             else:
-                run = db.run(args.run_ref)
+                like = history.configuration_of(*_read_results(args.like)) if args.like else None
+                run = db.run(args.run_ref, like)
                 _results.write(args.out, db.records(run), db.environment(run))
                 print(f"{args.out}: run {run.id} ({run.date}, {run.samples} samples)")
     except history.HistoryError as e:
@@ -380,6 +381,12 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=-1,
         help="a run id, or -1 for the latest, -2 for the one before (default: %(default)s)",
+    )
+    he.add_argument(
+        "--like",
+        metavar="RESULTS",
+        help="count --run among the runs of this results file's configuration (torch series, device, dtype, "
+        "transforms): with -1, the last run to compare it with",
     )
     he.add_argument("--out", type=Path, required=True, help="the results file to write")
     for sp in (hi, hl, he):

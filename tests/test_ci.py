@@ -29,8 +29,12 @@ def _commands(workflow: Path) -> list[str]:
     return out
 
 
+#: A value of each matrix variable the workflows use, for checking their commands.
+MATRIX = {"mode": "static", "torch": "2.13", "device": "cpu", "group": "1"}
+
+
 def _words(command: str) -> list[str]:
-    command = re.sub(r"\$\{\{\s*matrix\.mode\s*\}\}", "static", command)
+    command = re.sub(r"\$\{\{\s*matrix\.(\w+)\s*\}\}", lambda m: MATRIX.get(m[1], "x"), command)
     command = re.sub(r"\$\{\{[^}]*\}\}", "x", command)
     return shlex.split(command.split(">")[0].split("|")[0])
 
@@ -82,3 +86,12 @@ def test_ci_runs_the_house_checks_between_the_tests_and_the_sweep() -> None:
 def test_ci_run_is_valid_bash() -> None:
     done = subprocess.run(["bash", "-n", str(ROOT / ".ci" / "run")], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_every_torch_release_of_the_nightly_has_its_requirements_file() -> None:
+    doc: dict[Any, Any] = yaml.safe_load((ROOT / "ci" / "nightly.yml").read_text())
+    releases = doc["jobs"]["sweep"]["strategy"]["matrix"]["torch"]
+    assert "2.13" in releases and len(releases) >= 2
+    for release in releases:
+        text = (ROOT / f"requirements-torch-{release}.txt").read_text()
+        assert f"torch=={release}" in text or (release == "2.13" and "-r requirements.txt" in text)

@@ -267,6 +267,28 @@ def test_runs_are_ordered_by_date_and_addressed_from_the_newest(tmp_path: Path) 
             db.run(99)
 
 
+def test_export_like_a_results_file_takes_the_last_run_of_its_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The nightly diffs each configuration against its own last night: ``--like`` counts
+    ``--run`` among the runs of that file's configuration."""
+    cpu = tmp_path / "cpu.json"
+    write(cpu, NEW, ENV)
+    db_path = tmp_path / "h.db"
+    with History(db_path, create=True) as db:
+        db.ingest(ENV, OLD, "cpu", date="2026-11-22T03:00:00+00:00")
+        db.ingest({**ENV, "torch": "2.15.0+cu132"}, NEW, "2.15", date="2026-11-23T03:00:00+00:00")
+    out = tmp_path / "last.json"
+    assert cli.main(["history", "export", "--db", str(db_path), "--like", str(cpu), "--out", str(out)]) == 0
+    assert read(out)[1] == sorted(OLD, key=lambda r: r.id)
+    assert cli.main(["history", "export", "--db", str(db_path), "--like", str(cpu), "--run", "-2", "--out", str(out)]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("run -2 asked for, but the history holds 1 run(s) of configuration torch 2.13, cpu, float32, transforms none")
+    )
+
+
 def test_a_failed_ingest_leaves_the_database_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "h.db"
     with History(path, create=True) as db:
