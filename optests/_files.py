@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import gzip
 import json
 import os
 import stat
@@ -66,8 +67,10 @@ def write_json_atomic(path: Path, data: Any) -> None:
     """Sorted keys, indent 2, trailing newline, no NaN or Infinity; written to a temp file and
     renamed into place, so a crash mid-write leaves the old file intact. A symlink is followed
     (its target is replaced); a read-only file is refused. The file keeps the mode of the one it
-    replaces, or gets the one ``open`` would give (a temp file's own is owner-only)."""
+    replaces, or gets the one ``open`` would give (a temp file's own is owner-only). A path
+    ending in ``.gz`` is gzip-compressed, with no timestamp: the same data, the same bytes."""
     text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    content = gzip.compress(text.encode(), mtime=0) if path.name.endswith(".gz") else text.encode()
     target = _target(path)
     _refuse_read_only(target, path)
     try:
@@ -82,8 +85,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except OSError as e:
         raise WriteError(path, f"cannot be written: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(content)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)

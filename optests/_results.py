@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import math
+import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -289,13 +291,20 @@ def read(path: Path) -> tuple[dict[str, str], list[SampleResult]]:
     return env, records
 
 
+def _text(content: bytes) -> str:
+    """A results file's text, gzip-compressed or not (``optests merge --out run.json.gz``)."""
+    return (gzip.decompress(content) if content[:2] == b"\x1f\x8b" else content).decode("utf-8")
+
+
 def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bool]:
     """:func:`read`, and whether the file holds a whole run: false for a journal, and for a
     results file marked ``"complete": false`` (version 1 files did not say: taken as whole)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _text(path.read_bytes())
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"{path}: {describe_os_error(path, e)}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile):
+        raise ResultsError(f"{path}: a truncated or corrupt gzip file") from None
     try:
         first = text.split("\n", 1)[0]
         if first.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in first:

@@ -3,6 +3,7 @@ files are refused, and results files say whether they hold a whole run."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -16,7 +17,7 @@ from optests import Outcome, Stage
 from optests._files import WriteError, check_writable, write_json_atomic
 from optests._key import Mode, SampleKey
 from optests._registry import load
-from optests._results import SampleResult, write
+from optests._results import ResultsError, SampleResult, read, write
 
 OPTESTS = [sys.executable, "-m", "optests.cli"]
 
@@ -146,3 +147,20 @@ def test_a_journal_of_another_schema_version_is_refused(tmp_path: Path) -> None:
     path.write_text('{"kind": "optests-results-journal", "schema_version": 99, "environment": {}}\n')
     with pytest.raises(ResultsError, match=r"r.json.partial:1: journal schema_version 99 is not supported"):
         read(path)
+
+
+def test_results_files_ending_in_gz_are_compressed_the_same_bytes_each_time(tmp_path: Path) -> None:
+    """Sweeps of hundreds of thousands of samples are committed and archived compressed;
+    every reader (merge, diff, accept, history) takes either form, and a damaged file is one line."""
+    records = [_failing(f"op{i}") for i in range(50)]
+    plain, packed = tmp_path / "r.json", tmp_path / "r.json.gz"
+    write(plain, records, {"torch": "2.13.0"})
+    write(packed, records, {"torch": "2.13.0"})
+    first = packed.read_bytes()
+    write(packed, reversed(records), {"torch": "2.13.0"})
+    assert packed.read_bytes() == first and first[:2] == b"\x1f\x8b"
+    assert gzip.decompress(first) == plain.read_bytes()
+    assert read(packed) == read(plain)
+    (tmp_path / "cut.json.gz").write_bytes(first[: len(first) // 2])
+    with pytest.raises(ResultsError, match=r"^\S+cut.json.gz: a truncated or corrupt gzip file$"):
+        read(tmp_path / "cut.json.gz")
