@@ -13,7 +13,7 @@ new findings (the derived sample fails where its base sample, in the same mode, 
 sweep time each transform adds: its check time plus its samples times the harness's overhead per
 sample (measured in the same run: wall time x workers, less all durations, over all samples),
 divided by the workers, and that time against the base samples' in the same run. This is the
-figure that picks the transforms `.ci/run` applies (see ci/README.md).
+figure that picks the transforms `.ci/run` applies (README.md, "Input transforms in CI").
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def report(records: list[SampleResult], wall: float, workers: int) -> list[str]:
     for r in records:
         groups[transform_name(r.transform) if r.transform else ""].append(r)
     base = groups.pop("", [])
-    if not base:
-        sys.exit("bench/transforms.py: the results hold no base samples to compare with")
+    if not base or not sum(r.duration for r in base):
+        raise ValueError("the results hold no base samples with check times to compare with")
     passed_base = {r.id for r in base if r.outcome is Outcome.PASSED}
     overhead = max(0.0, (wall * workers - sum(r.duration for r in records)) / len(records))
 
@@ -111,7 +111,10 @@ def main() -> int:
             out = Path(tmp) / "results.json"
             wall = run_subset(out, args.workers)
             _, records, _ = merge_files([out])
-    print("\n".join(report(records, wall, args.workers)))
+    try:
+        print("\n".join(report(records, wall, args.workers)))
+    except ValueError as e:
+        sys.exit(f"bench/transforms.py: {e}")
     return 0
 
 

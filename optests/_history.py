@@ -432,6 +432,10 @@ class History:
             return runs[n]
         for r in runs:
             if r.id == n:
+                if configuration is not None and r.configuration != configuration:
+                    raise HistoryError(
+                        f"{self.path}: run {n} is of configuration {r.configuration.label}, not {configuration.label}"
+                    )
                 return r
         raise HistoryError(f"{self.path}: no run with id {n} (ids: {', '.join(str(r.id) for r in runs) or 'none'})")
 

@@ -141,6 +141,11 @@ def parse_ranges(text: str) -> tuple[int, ...]:
 
 # -- reading and writing --------------------------------------------------------------------------
 
+_SERIES = re.compile(r"^\d+\.\d+$")
+#: A version-range clause that holds for a whole release series or none of it: <2.15, >=2.13,
+#: ==2.13.* and !=2.14.* (not <=2.13, which excludes 2.13.1, nor ==2.13.0).
+_SERIES_CLAUSE = re.compile(r"^(?:(?:<|>=)\d+\.\d+|(?:==|!=)\d+\.\d+\.\*)$")
+
 _REQUIRED: dict[str, type] = {
     "op": str,
     "variant": str,
@@ -209,9 +214,14 @@ def _entry(raw: object, where: str) -> Entry:
         )
     if raw.get("torch"):
         try:
-            SpecifierSet(raw["torch"])
+            clauses = list(SpecifierSet(raw["torch"]))
         except InvalidSpecifier:
             raise RegistryError(f"{label}: torch {raw['torch']!r} is not a version range such as '>=2.13,<2.14'") from None
+        # ranges are drawn between release series (an accept compares releases, not patches)
+        if not all(_SERIES_CLAUSE.match(str(c)) for c in clauses):
+            raise RegistryError(
+                f"{label}: torch {raw['torch']!r} names a finer version than a release series; use bounds such as '>=2.13,<2.15' or '==2.13.*'"
+            )
     return Entry(
         op=raw["op"],
         variant=raw["variant"],
@@ -277,9 +287,6 @@ def parse_file(text: str, path: str) -> tuple[list[Entry], tuple[str, ...]]:
     return entries, tuple(series)
 
 
-_SERIES = re.compile(r"^\d+\.\d+$")
-
-
 def _check_consistency(entries: Sequence[Entry], path: str, series: Sequence[str]) -> None:
     keys: dict[tuple[str, ...], int] = {}
     for i, e in enumerate(entries):
@@ -308,7 +315,7 @@ def _check_consistency(entries: Sequence[Entry], path: str, series: Sequence[str
     for version in series:
         owner_at: dict[tuple[Scope, int], int] = {}
         for i, e in enumerate(entries):
-            if e.torch and _applies(e, version):
+            if _applies(e, version):
                 for sample in e.samples or ():
                     j = owner_at.setdefault((e.scope, sample), i)
                     if j != i:
@@ -469,12 +476,12 @@ def accept(
     - Version ranges are drawn between the series accepted so far and this one. A sample that
       fails on every one of them gets no range; one that passes on the newest gets ``<2.15``;
       one that fails on a new release alone ``>=2.15``. So an entry is narrowed, widened or
-      split, never dropped for what another release saw; and the result does not depend on the
-      order in which the releases were accepted.
+      split, never dropped for what another release saw. Where two releases' runs checked the
+      same samples, the file does not depend on the order they were accepted in (but for the
+      wording of a reason, which stays as first accepted); docs/contract.md says where it may.
     - An entry's reason and issue link stay with the samples it still covers, and so does a
       hand-written range while it names the same releases; a new entry's reason is its first
-      sample's message. (Where two releases word one failure differently, the entry keeps the
-      wording accepted first: everything else is independent of the order.)
+      sample's message.
     - A derived sample that fails as its sample's entry expects gets no entry of its own (see
       :meth:`Registry.inherited`).
     - The ``stale`` entries (which matched nothing this release's run collected) no longer hold
@@ -488,59 +495,72 @@ def accept(
     return _accept(base, derived, torch_version, versions, set())
 
 
-@dataclasses.dataclass(frozen=True, order=True)
+@dataclasses.dataclass(frozen=True)
 class _Fact:
-    """What the registry says of one sample on one release: it fails at ``stage``. Ordered so
-    that the fact a rewritten entry takes its reason and issue link from comes first: an
-    existing entry's before a new finding's, then the lowest sample's."""
+    """What the registry says of one sample on one release: it fails at ``stage``, for
+    ``reason`` (with ``issue``), as written in an entry of range ``torch`` (None: a new finding)."""
 
-    new: bool
     sample: int
-    stage: Stage = dataclasses.field(compare=False)
-    reason: str = dataclasses.field(compare=False)
-    issue: str = dataclasses.field(compare=False, default="")
-    torch: str | None = dataclasses.field(compare=False, default=None)  # the range it was written with
+    stage: Stage
+    reason: str
+    issue: str = ""
+    torch: str | None = None
+
+
+#: Scope -> sample -> release -> what fails there.
+_Facts = dict[Scope, dict[int, dict[Version, _Fact]]]
 
 
 def _accept(
     entries: Sequence[Entry], records: Iterable[SampleResult], torch_version: str, versions: list[str], stale: set[Entry]
 ) -> list[Entry]:
+    """:func:`accept` of one kind of record (samples as given, or derived ones)."""
     this = Version(release_series(torch_version))
     order = [Version(v) for v in versions]
-    ran: dict[Scope, dict[int, SampleResult]] = defaultdict(dict)
-    for r in records:
-        # a skipped sample was not run: its expectation stays (the OpInfo's own skips differ
-        # between torch releases, and an entry may serve several)
-        if r.sample is None or r.outcome not in (Outcome.PASSED, Outcome.FAILED):
-            continue
-        if r.outcome is Outcome.FAILED and r.stage is None:
-            continue  # an internal error of optests, not an expectation to record
-        ran[r.key.scope][r.sample] = r
-
-    # what the registry says of each sample of the scopes that ran, release by release (of a
-    # release new to the file, what its entries' ranges predict)
-    facts: dict[Scope, dict[int, dict[Version, _Fact]]] = defaultdict(lambda: defaultdict(dict))
+    ran = _ran(records)
+    # every xfail entry of a scope that ran or has a stale entry is rewritten, so that what is
+    # rewritten never collides with what is kept
+    touched = set(ran) | {e.scope for e in stale}
     kept: list[Entry] = []
+    facts: _Facts = defaultdict(lambda: defaultdict(dict))
     for e in entries:
-        applies = [Version(v) for v in versions if _applies(e, v)]
-        if e in stale:
-            applies = [v for v in applies if v != this]
-            if e.status is Status.SKIP:  # what it skips on the other releases, it still skips
-                kept.extend(dataclasses.replace(e, torch=_range(order, run, {e.torch})) for run in _runs(order, set(applies)))
+        holds = [Version(v) for v in versions if _applies(e, v)]
+        if e in stale:  # it matched nothing this release collected: it holds for the others only
+            holds = [v for v in holds if v != this]
+            if e.status is Status.SKIP:
+                kept.extend(dataclasses.replace(e, torch=_range(order, run, {e.torch})) for run in _runs(order, set(holds)))
                 continue
-        elif e.scope not in ran or e.status is not Status.XFAIL or not applies:
+        elif e.scope not in touched or e.status is not Status.XFAIL or not holds:
             kept.append(e)
             continue
-        for v in applies:
+        for v in holds:
             for s in e.samples or ():
-                facts[e.scope][s][v] = _Fact(False, s, e.stage, e.reason, e.issue, e.torch)
+                facts[e.scope][s][v] = _Fact(s, e.stage, e.reason, e.issue, e.torch)
     for scope, results in ran.items():  # this release's findings replace what was said of it
         for s, r in results.items():
             said = facts[scope][s].pop(this, None)
-            if r.stage is not None:
-                knew = said is not None and said.stage is r.stage
-                facts[scope][s][this] = said if knew and said is not None else _Fact(True, s, r.stage, reason_from(r.message))
+            if r.stage is not None:  # a known failure keeps its entry's reason and issue link
+                known = said is not None and said.stage is r.stage
+                facts[scope][s][this] = said if said is not None and known else _Fact(s, r.stage, reason_from(r.message))
+    return sorted([*kept, *_entries(facts, order)], key=_sort_key)
 
+
+def _ran(records: Iterable[SampleResult]) -> dict[Scope, dict[int, SampleResult]]:
+    """The records that say something of a sample: passed, or failed at a stage. A skipped
+    sample was not run (the OpInfo's own skips differ between releases, and an entry may serve
+    several); a failure without a stage is an internal error of optests, not an expectation."""
+    ran: dict[Scope, dict[int, SampleResult]] = defaultdict(dict)
+    for r in records:
+        if r.sample is not None and (r.outcome is Outcome.PASSED or (r.outcome is Outcome.FAILED and r.stage is not None)):
+            ran[r.key.scope][r.sample] = r
+    return ran
+
+
+def _entries(facts: _Facts, order: list[Version]) -> list[Entry]:
+    """The entries that say ``facts``: one per scope, stage and run of consecutive releases.
+    Each takes its reason and issue link from an existing entry's fact rather than a new one,
+    from one written with the same range where there is one, then from its lowest sample's."""
+    out = []
     for scope, by_sample in facts.items():
         groups: dict[tuple[Stage, str], list[_Fact]] = defaultdict(list)
         for by_version in by_sample.values():
@@ -550,20 +570,10 @@ def _accept(
                     group = [by_version[v] for v in run]
                     groups[(stage, _range(order, run, {f.torch for f in group}))].extend(group)
         for (stage, torch), group in groups.items():
-            first = min(group)
-            kept.append(
-                Entry(
-                    *scope[:5],
-                    transform=scope.transform,
-                    status=Status.XFAIL,
-                    stage=stage,
-                    reason=first.reason,
-                    samples=tuple(sorted({f.sample for f in group})),
-                    issue=first.issue,
-                    torch=torch,
-                )
-            )
-    return sorted(kept, key=_sort_key)
+            first = min(group, key=lambda f: (f.torch is None, f.torch != torch, f.sample))
+            samples = tuple(sorted({f.sample for f in group}))
+            out.append(Entry(*scope[:5], Status.XFAIL, stage, first.reason, samples, first.issue, torch, scope.transform))
+    return out
 
 
 def _runs(order: list[Version], failing: set[Version]) -> list[list[Version]]:

@@ -488,9 +488,10 @@ def _size_strategy(sizes: list[int]) -> SearchStrategy[list[int]]:
 
     def new_size(old: int) -> SearchStrategy[int]:
         candidates = [n for n in range(_MIN_SIZE, MAX_SIZE + 1) if n % 2 != old % 2]
-        bits = max(1, (len(candidates) - 1).bit_length())
+        bits = (len(candidates) - 1).bit_length()
+        assert len(candidates) == 2**bits, "every index the bits spell names a candidate: none is drawn more often"
         return st.lists(st.booleans(), min_size=bits, max_size=bits).map(
-            lambda b: candidates[min(int("".join("01"[x] for x in b), 2), len(candidates) - 1)]
+            lambda b: candidates[int("".join("01"[x] for x in b), 2)]
         )
 
     return st.tuples(*(new_size(s) for s in sizes)).map(list)

@@ -281,6 +281,8 @@ def test_export_like_a_results_file_takes_the_last_run_of_its_configuration(
     out = tmp_path / "last.json"
     assert cli.main(["history", "export", "--db", str(db_path), "--like", str(cpu), "--out", str(out)]) == 0
     assert read(out)[1] == sorted(OLD, key=lambda r: r.id)
+    assert cli.main(["history", "export", "--db", str(db_path), "--like", str(cpu), "--run", "2", "--out", str(out)]) == 2
+    assert "run 2 is of configuration torch 2.15, cpu, float32, transforms none, not torch 2.13" in capsys.readouterr().err
     assert cli.main(["history", "export", "--db", str(db_path), "--like", str(cpu), "--run", "-2", "--out", str(out)]) == 2
     assert (
         capsys.readouterr()

@@ -104,9 +104,19 @@ def _doc(*entries: dict[str, object], version: object = 1) -> str:
             """reg.json: "torch_versions" must ascend without repeats, got ['2.15', '2.13']""",
         ),
         (
-            _doc(_entry(torch=">=2.13"), _entry(stage="forward", samples=[2], torch=">=2.15"), version=4)[:-1]
+            _doc(_entry(), _entry(stage="forward", samples=[2], torch=">=2.15"), version=4)[:-1]
             + ', "torch_versions": ["2.13", "2.15"]}',
             "reg.json: entries[1] (sin static float32 cpu forward): sample 2 is also listed by entries[0] for torch 2.15",
+        ),
+        (
+            _doc(_entry(torch=">=2.13.1,<2.14")),
+            "reg.json: entries[0] (sin static): torch '>=2.13.1,<2.14' names a finer version than a release series; "
+            "use bounds such as '>=2.13,<2.15' or '==2.13.*'",
+        ),
+        (
+            _doc(_entry(torch="<=2.13")),
+            "reg.json: entries[0] (sin static): torch '<=2.13' names a finer version than a release series; "
+            "use bounds such as '>=2.13,<2.15' or '==2.13.*'",
         ),
     ],
 )
@@ -337,6 +347,26 @@ def test_an_entry_stale_on_a_new_release_is_narrowed_to_the_others(tmp_path: Pat
     assert [(e.op, e.samples, e.torch) for e in load(path)] == [("sin", (0,), ""), ("sin", (7,), "<2.15"), ("tan", None, "<2.15")]
     entries = load(path)  # and stale on 2.13 too, the one release it held for: gone
     assert [e.samples for e in accept(entries, [], T13, ["2.13", "2.15"], stale=[entries[1]])] == [(0,), None]
+
+
+def test_a_stale_entry_narrowed_to_the_other_releases_joins_the_entry_of_that_range() -> None:
+    """sin is not run on 2.15: its entry for every release holds for 2.13 alone now, as the
+    one beside it already did; they become one entry, not two with the same key."""
+    entries = [
+        Entry("sin", "", "static", "float32", "cpu", Status.XFAIL, Stage.TRACE, "old", (0,), torch="<2.15"),
+        Entry("sin", "", "static", "float32", "cpu", Status.XFAIL, Stage.TRACE, "both", (9,)),
+    ]
+    after = accept(entries, [], T15, ["2.13", "2.15"], stale=[entries[1]])
+    assert [(e.samples, e.torch) for e in after] == [((0, 9), "<2.15")]
+
+
+def test_entries_that_merge_keep_the_reason_written_for_their_range() -> None:
+    entries = [
+        Entry("sin", "", "static", "float32", "cpu", Status.XFAIL, Stage.TRACE, "A", (0,), "https://a", "<2.15"),
+        Entry("sin", "", "static", "float32", "cpu", Status.XFAIL, Stage.TRACE, "B", (1,), "https://b"),
+    ]
+    after = accept(entries, [_record(sample=0, stage=Stage.TRACE), _record(sample=1, stage=Stage.TRACE)], T15, ["2.13", "2.15"])
+    assert [(e.samples, e.torch, e.reason, e.issue) for e in after] == [((0, 1), "", "B", "https://b")]
 
 
 def test_accept_into_records_the_release_series(tmp_path: Path) -> None:
