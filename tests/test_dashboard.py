@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +92,18 @@ def _browser() -> Any:
 
 
 @contextlib.contextmanager
+def _dashboard(sync_api: Any, results: Sequence[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Any]:
+    """The dashboard of a history that ingested ``results`` in this order, open in a page."""
+    db, site = tmp_path / "history.db", tmp_path / "site"
+    assert cli.main(["history", "ingest", *map(str, results), "--db", str(db)]) == 0
+    assert cli.main(["dashboard", "--db", str(db), "--out", str(site)]) == 0
+    capsys.readouterr()
+    with _page(sync_api) as page:
+        page.goto((site / "index.html").as_uri())
+        yield page
+
+
+@contextlib.contextmanager
 def _page(sync_api: Any) -> Iterator[Any]:
     """A page in headless Chromium; on leaving, no script error happened and nothing was fetched
     from anywhere but file:// (the dashboard works offline)."""
@@ -130,13 +142,8 @@ def _screenshot(page: Any, tmp_path: Path, name: str, full_page: bool = True) ->
 
 def test_dashboard_in_a_browser(nights: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sync_api = _browser()
-    db, site = tmp_path / "history.db", tmp_path / "site"
-    assert cli.main(["history", "ingest", *map(str, nights), "--db", str(db)]) == 0
-    assert cli.main(["dashboard", "--db", str(db), "--out", str(site)]) == 0
-    capsys.readouterr()
-    with _page(sync_api) as page:
+    with _dashboard(sync_api, nights, tmp_path, capsys) as page:
         expect = sync_api.expect
-        page.goto((site / "index.html").as_uri())
 
         section = page.locator("section.configuration")
         expect(section).to_have_count(1)  # two nights of one configuration
@@ -201,13 +208,8 @@ def test_configurations_in_a_browser(tmp_path: Path, capsys: pytest.CaptureFixtu
     """The committed sweeps of two configurations (torch 2.13 on CPU, 2.11 on CUDA), ingested one
     after the other: each is the first run of its own, and the comparison sets them side by side."""
     sync_api = _browser()
-    db, site = tmp_path / "history.db", tmp_path / "site"
-    assert cli.main(["history", "ingest", str(CPU), str(CUDA), "--db", str(db)]) == 0
-    assert cli.main(["dashboard", "--db", str(db), "--out", str(site)]) == 0
-    capsys.readouterr()
-    with _page(sync_api) as page:
+    with _dashboard(sync_api, [CPU, CUDA], tmp_path, capsys) as page:
         expect = sync_api.expect
-        page.goto((site / "index.html").as_uri())
         cpu = page.locator('section[data-config="torch 2.13, cpu, float32, transforms none"]')
         cuda = page.locator('section[data-config="torch 2.11, cuda, float32, transforms none"]')
         # (a) No diff crosses configurations: neither run is the other's previous one.
