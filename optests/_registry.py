@@ -396,8 +396,8 @@ class Registry:
 
     def judge(self, record: SampleResult) -> tuple[Verdict, Entry | None]:
         entry = self.lookup(record.key.scope, record.sample)
-        if entry is None and self.inherited(record) is not None:  # its sample's known failure
-            return Verdict.XFAILED, self.inherited(record)
+        if entry is None and (known := self.inherited(record)) is not None:  # its sample's known failure
+            return Verdict.XFAILED, known
         if record.outcome is Outcome.NOT_APPLICABLE:
             return Verdict.NOT_APPLICABLE, entry
         if record.outcome is Outcome.SKIPPED:
