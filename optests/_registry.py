@@ -480,8 +480,8 @@ def accept(
       same samples, the file does not depend on the order they were accepted in (but for the
       wording of a reason, which stays as first accepted); docs/contract.md says where it may.
     - An entry's reason and issue link stay with the samples it still covers, and so does a
-      hand-written range while it names the same releases; a new entry's reason is its first
-      sample's message.
+      hand-written range while it names the same releases; a new entry's reason is that of an
+      entry of its scope and stage for other releases, else its first sample's message.
     - A derived sample that fails as its sample's entry expects gets no entry of its own (see
       :meth:`Registry.inherited`).
     - The ``stale`` entries (which matched nothing this release's run collected) no longer hold
@@ -559,18 +559,24 @@ def _ran(records: Iterable[SampleResult]) -> dict[Scope, dict[int, SampleResult]
 def _entries(facts: _Facts, order: list[Version]) -> list[Entry]:
     """The entries that say ``facts``: one per scope, stage and run of consecutive releases.
     Each takes its reason and issue link from an existing entry's fact rather than a new one,
-    from one written with the same range where there is one, then from its lowest sample's."""
+    from one written with the same range where there is one, then from its lowest sample's; an
+    entry of new facts alone takes them from an existing entry of its scope and stage for other
+    releases where there is one (a new sample failing as its neighbours do on another release)."""
     out = []
     for scope, by_sample in facts.items():
         groups: dict[tuple[Stage, str], list[_Fact]] = defaultdict(list)
+        written: dict[Stage, list[_Fact]] = defaultdict(list)
         for by_version in by_sample.values():
             for stage in {f.stage for f in by_version.values()}:
                 failing = {v for v, f in by_version.items() if f.stage is stage}
                 for run in _runs(order, failing):
                     group = [by_version[v] for v in run]
                     groups[(stage, _range(order, run, {f.torch for f in group}))].extend(group)
+                    written[stage].extend(f for f in group if f.torch is not None)
         for (stage, torch), group in groups.items():
             first = min(group, key=lambda f: (f.torch is None, f.torch != torch, f.sample))
+            if first.torch is None and written[stage]:
+                first = min(written[stage], key=lambda f: f.sample)
             samples = tuple(sorted({f.sample for f in group}))
             out.append(Entry(*scope[:5], Status.XFAIL, stage, first.reason, samples, first.issue, torch, scope.transform))
     return out

@@ -369,6 +369,25 @@ def test_entries_that_merge_keep_the_reason_written_for_their_range() -> None:
     assert [(e.samples, e.torch, e.reason, e.issue) for e in after] == [((0, 1), "", "B", "https://b")]
 
 
+def test_a_new_sample_failing_as_its_scope_does_on_another_release_takes_that_entrys_reason() -> None:
+    """2.15's OpInfo gives sin a sample 2 that 2.13 never had: it fails at the stage the known
+    entry expects, so its entry (for 2.15 alone) says what that one says; a failure at another
+    stage is another cause and keeps its own message."""
+    old = [Entry("sin", "", "static", "float32", "cpu", Status.XFAIL, Stage.TRACE, "tracing limit: X", (0, 1), "https://x/1")]
+    run = [
+        _record(sample=0, stage=Stage.TRACE, message="raw [c]"),
+        _record(sample=1, stage=Stage.TRACE, message="raw [c]"),
+        _record(sample=2, stage=Stage.TRACE, message="raw [c]"),
+        _record(sample=3, stage=Stage.FORWARD, message="other [c]"),
+    ]
+    after = accept(old, run, T15, ["2.13"])
+    assert sorted((e.samples, e.stage.value, e.torch, e.reason, e.issue) for e in after) == [
+        ((0, 1), "trace", "", "tracing limit: X", "https://x/1"),
+        ((2,), "trace", ">=2.15", "tracing limit: X", "https://x/1"),
+        ((3,), "forward", ">=2.15", "other", ""),
+    ]
+
+
 def test_accept_into_records_the_release_series(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     accept_into(path, [_record(sample=0, stage=Stage.TRACE)], T15)
