@@ -215,6 +215,20 @@ def test_a_derived_sample_that_fails_as_its_sample_is_expected_to_needs_no_entry
     ]
 
 
+def test_a_derived_sample_that_now_fails_as_its_sample_does_loses_its_own_entry() -> None:
+    """Its own entry expected forward; it now fails at trace, as its sample's entry expects:
+    judged against its own entry that is a stage change, and accept drops that entry, so the
+    next run is green."""
+    key = SampleKey("sin", "", Mode.STATIC, "float32", "cpu", 0, transform="transposed-0")
+    derived = SampleResult(key, "op_db", Outcome.FAILED, Stage.TRACE, "x=1 [c]")
+    own = Entry("sin", "", "static", "float32", "cpu", Status.XFAIL, Stage.FORWARD, "own", (0,), transform="transposed-0")
+    entries = [*parse(_doc(_entry()), "r"), own]  # sin static samples 0 and 2 fail at trace
+    assert Registry(entries, TORCH).judge(derived)[0] is Verdict.STAGE_CHANGED
+    after = accept(entries, [_record(sample=0, stage=Stage.TRACE), derived], TORCH)
+    assert [(e.transform, e.samples) for e in after] == [("", (0, 2))]
+    assert Registry(after, TORCH).judge(derived)[0] is Verdict.XFAILED
+
+
 def test_samples_are_written_as_ranges_one_line_an_entry(tmp_path: Path) -> None:
     """A 324-sample entry is one line, and a file of version 1 (lists) loads to the same entries."""
     path = tmp_path / "r.json"
@@ -459,6 +473,16 @@ def test_where_releases_word_a_failure_differently_only_the_reasons_depend_on_th
 def test_entry_to_json_round_trips() -> None:
     e = Entry("sin", "", "static", "float32", "cpu", Status.SKIP, Stage.TIMEOUT, "hangs", None, "https://x", ">=2.13")
     assert parse(_doc(e.to_json()), "r") == [e]
+
+
+def test_a_skip_entry_and_an_xfail_entry_may_share_a_scope_and_stage(tmp_path: Path) -> None:
+    """Sample 3 hangs and is skipped; sample 0 now times out in the run: accept writes an xfail
+    entry beside the skip entry, and the file it wrote loads."""
+    path = tmp_path / "r.json"
+    skip = Entry("sin", "", "static", "float32", "cpu", Status.SKIP, Stage.TIMEOUT, "hangs", (3,))
+    dump(path, [skip])
+    accept_into(path, [_record(sample=0, stage=Stage.TIMEOUT, message="timed out [c]")], TORCH)
+    assert [(e.status, e.samples) for e in load(path)] == [(Status.SKIP, (3,)), (Status.XFAIL, (0,))]
 
 
 def test_accept_keeps_the_expectation_of_a_skipped_sample() -> None:
