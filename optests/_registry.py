@@ -483,9 +483,9 @@ def accept(
       wording of a reason, which stays as first accepted); docs/contract.md says where it may.
     - An entry's reason and issue link stay with the samples it still covers, and so does a
       hand-written range while it names the same releases; a new entry's reason is that of an
-      entry of its scope and stage for other releases, else its first sample's message.
+      entry of its scope and stage that holds on its releases, else its first sample's message.
     - A derived sample that fails as its sample's entry expects gets no entry of its own (see
-      :meth:`Registry.inherited`).
+      :meth:`Registry.inherited`), and one it had is narrowed to the other releases.
     - The ``stale`` entries (which matched nothing this release's run collected) no longer hold
       for this release: narrowed to the others, or dropped where they held for this one alone.
     """
@@ -493,8 +493,8 @@ def accept(
     versions = sorted({*series, release_series(torch_version)}, key=Version)
     base = _accept(entries, [r for r in records if not r.transform], torch_version, versions, stale)
     registry = Registry(base, torch_version)
-    # a derived sample that fails as its sample's entry expects needs nothing of its own entries:
-    # for them it counts as passed, so that an entry of its own from before is dropped
+    # a derived sample that fails as its sample's entry expects is no longer listed by its own
+    # entries for this release: for them it counts as passed
     derived = [
         r if registry.inherited(r) is None else dataclasses.replace(r, outcome=Outcome.PASSED, stage=None, message="")
         for r in records
@@ -566,25 +566,32 @@ def _ran(records: Iterable[SampleResult]) -> dict[Scope, dict[int, SampleResult]
 
 def _entries(facts: _Facts, order: list[Version]) -> list[Entry]:
     """The entries that say ``facts``: one per scope, stage and run of consecutive releases.
-    Each takes its reason and issue link from an existing entry's fact rather than a new one,
-    from one written with the same range where there is one, then from its lowest sample's; an
-    entry of new facts alone takes them from an existing entry of its scope and stage for other
-    releases where there is one (a new sample failing as its neighbours do on another release)."""
+    Each takes its reason and issue link from an existing entry's fact rather than a new one:
+    from one written with the same range where there is one, then from its lowest sample's. An
+    entry of new facts alone takes them from an existing entry of its scope and stage that holds
+    on a release it covers (a sample that only a newer OpInfo gives, failing as its neighbours
+    do), the lowest sample's, on the oldest such release; else from its lowest sample's message."""
     out = []
     for scope, by_sample in facts.items():
         groups: dict[tuple[Stage, str], list[_Fact]] = defaultdict(list)
-        written: dict[Stage, list[_Fact]] = defaultdict(list)
+        covers: dict[tuple[Stage, str], set[Version]] = defaultdict(set)
+        written: dict[tuple[Stage, Version], list[_Fact]] = defaultdict(list)
         for by_version in by_sample.values():
             for stage in {f.stage for f in by_version.values()}:
                 failing = {v for v, f in by_version.items() if f.stage is stage}
                 for run in _runs(order, failing):
                     group = [by_version[v] for v in run]
-                    groups[(stage, _range(order, run, {f.torch for f in group}))].extend(group)
-                    written[stage].extend(f for f in group if f.torch is not None)
+                    key = (stage, _range(order, run, {f.torch for f in group}))
+                    groups[key].extend(group)
+                    covers[key].update(run)
+                    for v in run:
+                        if by_version[v].torch is not None:
+                            written[(stage, v)].append(by_version[v])
         for (stage, torch), group in groups.items():
             first = min(group, key=lambda f: (f.torch is None, f.torch != torch, f.sample))
-            if first.torch is None and written[stage]:
-                first = min(written[stage], key=lambda f: f.sample)
+            neighbours = [f for v in order if v in covers[(stage, torch)] for f in written[(stage, v)]]
+            if first.torch is None and neighbours:
+                first = min(neighbours, key=lambda f: f.sample)  # the first of equals: the oldest release's
             samples = tuple(sorted({f.sample for f in group}))
             out.append(Entry(*scope[:5], Status.XFAIL, stage, first.reason, samples, first.issue, torch, scope.transform))
     return out

@@ -229,6 +229,16 @@ def test_a_derived_sample_that_now_fails_as_its_sample_does_loses_its_own_entry(
     assert Registry(after, TORCH).judge(derived)[0] is Verdict.XFAILED
 
 
+def test_a_derived_sample_inherited_on_one_release_keeps_its_own_entry_for_the_other() -> None:
+    """On 2.15 it fails as its sample's entry expects; on 2.13 its own entry (forward) still holds."""
+    key = SampleKey("sin", "", Mode.STATIC, "float32", "cpu", 0, transform="transposed-0")
+    derived = SampleResult(key, "op_db", Outcome.FAILED, Stage.TRACE, "x=1 [c]")
+    own = Entry("sin", "", "static", "float32", "cpu", Status.XFAIL, Stage.FORWARD, "own", (0,), transform="transposed-0")
+    entries = [*parse(_doc(_entry()), "r"), own]
+    after = accept(entries, [_record(sample=0, stage=Stage.TRACE), derived], T15, ["2.13"])
+    assert [(e.transform, e.samples, e.torch) for e in after] == [("", (0, 2), ""), ("transposed-0", (0,), "<2.15")]
+
+
 def test_samples_are_written_as_ranges_one_line_an_entry(tmp_path: Path) -> None:
     """A 324-sample entry is one line, and a file of version 1 (lists) loads to the same entries."""
     path = tmp_path / "r.json"
@@ -399,6 +409,17 @@ def test_a_new_sample_failing_as_its_scope_does_on_another_release_takes_that_en
         ((0, 1), "trace", "", "tracing limit: X", "https://x/1"),
         ((2,), "trace", ">=2.15", "tracing limit: X", "https://x/1"),
         ((3,), "forward", ">=2.15", "other", ""),
+    ]
+
+
+def test_a_new_entry_does_not_take_the_reason_of_an_entry_fixed_on_its_release() -> None:
+    """Sample 4's entry holds below 2.15 alone (fixed there): a new 2.15 failure at that stage is
+    not what it describes, and keeps its own message."""
+    old = [Entry("sin", "", "static", "float32", "cpu", Status.XFAIL, Stage.TRACE, "fixed in 2.15", (4,), "https://x/1", "<2.15")]
+    after = accept(old, [_record(sample=4), _record(sample=5, stage=Stage.TRACE, message="new [c]")], T15, ["2.13"])
+    assert sorted((e.samples, e.torch, e.reason, e.issue) for e in after) == [
+        ((4,), "<2.15", "fixed in 2.15", "https://x/1"),
+        ((5,), ">=2.15", "new", ""),
     ]
 
 
