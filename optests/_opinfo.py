@@ -7,6 +7,7 @@ import fnmatch
 import functools
 import gc
 import importlib
+import logging
 import sys
 import threading
 import warnings
@@ -73,16 +74,24 @@ class OpRef:
 @functools.cache
 def _load(db: str) -> tuple[Any, ...]:
     if db in _BUILTIN_MODULES:
+        # torch's test utilities import torch.utils.cpp_extension, which in a CUDA build of torch
+        # on a machine without CUDA (PyPI's 2.15 on a CPU machine) logs "No CUDA runtime is
+        # found" to stderr: not ours to report, and it would break one-line errors
+        extension_log = logging.getLogger("torch.utils.cpp_extension")
+        level = extension_log.level
         try:
             with warnings.catch_warnings():
                 # e.g. deprecations in the packages torch's test utilities import (numba, under
                 # a -W error run): not findings, and they must not stop the sweep
                 warnings.simplefilter("ignore")
+                extension_log.setLevel(logging.ERROR)
                 module = importlib.import_module(_BUILTIN_MODULES[db])
         except Exception as e:  # e.g. a missing test dependency of torch's: expecttest
             raise DatabaseError(
                 f"OpInfo database {db!r}: importing {_BUILTIN_MODULES[db]} failed: {type(e).__name__}: {e}"
             ) from None
+        finally:
+            extension_log.setLevel(level)
         return tuple(getattr(module, db))
     if ":" not in db:
         raise DatabaseError(f"unknown OpInfo database {db!r}; known: {', '.join(DATABASES)}, or MODULE:ATTRIBUTE")

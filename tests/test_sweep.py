@@ -218,6 +218,39 @@ def test_warnings_while_importing_a_database_do_not_stop_the_run(tmp_path: Path,
         assert _opinfo._load("warny_db") == ("not-checked-here",)
 
 
+def test_the_cuda_runtime_notice_of_a_cuda_build_without_a_gpu_is_not_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PyPI's torch 2.15 (a CUDA build) on a CPU machine: torch's test utilities import
+    torch.utils.cpp_extension, which logs "No CUDA runtime is found" to stderr; a one-line
+    error must stay one line. Its other warnings, later, still show."""
+    import logging
+
+    from optests import _opinfo
+
+    (tmp_path / "cuda_build_db_module.py").write_text(
+        "import logging\n"
+        "logging.getLogger('torch.utils.cpp_extension').warning('No CUDA runtime is found')\n"
+        "cuda_build_db = ['not-checked-here']\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(_opinfo._BUILTIN_MODULES, "cuda_build_db", "cuda_build_db_module")
+    seen: list[logging.LogRecord] = []
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    log, handler = logging.getLogger("torch.utils.cpp_extension"), Seen()
+    log.addHandler(handler)
+    try:
+        assert _opinfo._load("cuda_build_db") == ("not-checked-here",)
+        log.warning("later")
+    finally:
+        log.removeHandler(handler)
+    assert [r.getMessage() for r in seen] == ["later"]
+
+
 def test_a_killed_xdist_worker_is_a_crash_and_no_sample_is_lost(sweep: pytest.Pytester) -> None:
     """Fault injection: sample 4 of `kills_worker` SIGKILLs the xdist worker running it."""
     args = ["--optests-dbs=worker_killer_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider"]
