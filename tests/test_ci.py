@@ -74,7 +74,7 @@ HOUSE_CHECKS = [
 
 def test_ci_runs_the_house_checks_between_the_tests_and_the_sweep() -> None:
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
-    tests = lines.index(".venv/bin/python -m pytest")
+    tests = lines.index(".venv/bin/python -m pytest -n auto")
     sweep = next(i for i, line in enumerate(lines) if line.startswith(".venv/bin/python -m pytest opinfo_sweeps"))
     for command in HOUSE_CHECKS:
         assert command in lines, f".ci/run does not run {command}"

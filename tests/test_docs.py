@@ -25,7 +25,7 @@ def test_readme_options_table_matches_the_plugin() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     readme = (ROOT / "README.md").read_text()
     command = re.findall(r"```sh\n(.+?)\n```", readme)[1]
-    assert command == ".venv/bin/python -m pytest"
+    assert command == ".venv/bin/python -m pytest -n auto"
     assert command in (ROOT / ".ci" / "run").read_text().splitlines()
 
 
