@@ -1,9 +1,10 @@
 """max_unpool2d on a channels_last input: the CPU kernel keeps channels_last for the output, the
-fake (meta) kernel predicts a contiguous one, and torch.compile follows the prediction. So the
-compiled result has other strides than eager's.
+fake kernel (the decomposition `_max_unpoolnd` in torch/_decomp/decompositions.py, whose
+`new_zeros` output is contiguous) predicts a contiguous one, and torch.compile follows the
+prediction. So the compiled result has other strides than eager's.
 
-Found by optests' `transposed` transform (nn.functional.max_unpool2d, metadata stage: every 4-D
-sample that passes as given fails as channels_last).
+Found by optests' `transposed` transform (nn.functional.max_unpool2d and its `grad` variant,
+metadata stage: every sample that passes as given fails as channels_last).
 Run: python findings/max_unpool2d_channels_last_strides.py
 """
 
@@ -11,9 +12,8 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 torch.manual_seed(0)
-pooled, indices = torch.nn.functional.max_pool2d(torch.randn(1, 2, 6, 6), 2, return_indices=True)
-x = pooled.contiguous(memory_format=torch.channels_last)
-indices = indices.contiguous(memory_format=torch.channels_last)
+x = torch.randn(1, 2, 6, 6).contiguous(memory_format=torch.channels_last)
+x, indices = torch.nn.functional.max_pool2d(x, 2, return_indices=True)  # both channels_last
 
 
 def f(x: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
