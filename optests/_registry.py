@@ -488,8 +488,12 @@ def accept(
       :meth:`Registry.inherited`), and one it had is narrowed to the other releases.
     - The ``stale`` entries (which matched nothing this release's run collected) no longer hold
       for this release: narrowed to the others, or dropped where they held for this one alone.
+    - A sample that a ``skip`` entry covers on this release is not accepted: the entry says it is
+      not run, whatever a run from before the entry was written saw of it.
     """
-    records, stale = list(records), set(stale)
+    skips = Registry([e for e in entries if e.status is Status.SKIP], torch_version)
+    records = [r for r in records if skips.lookup(r.key.scope, r.sample) is None]
+    stale = set(stale)
     versions = sorted({*series, release_series(torch_version)}, key=Version)
     base = _accept(entries, [r for r in records if not r.transform], torch_version, versions, stale)
     registry = Registry(base, torch_version)

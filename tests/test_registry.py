@@ -513,3 +513,21 @@ def test_accept_keeps_the_expectation_of_a_skipped_sample() -> None:
     skipped = dataclasses.replace(_record(sample=0), outcome=Outcome.SKIPPED)
     records = [skipped, _record(sample=2, stage=Stage.TRACE)]
     assert accept(entries, records, TORCH) == entries
+
+
+def test_accept_ignores_a_sample_that_a_skip_entry_covers() -> None:
+    """A results file from before a ``skip`` entry was written ran the sample (here it failed at
+    random, as a sample is skipped for): accepting it writes no xfail entry beside the skip."""
+    skip = Entry("sin", "", "static", "float32", "cpu", Status.SKIP, Stage.CRASH, "reads past its data", (1,))
+    records = [
+        _record(sample=1, stage=Stage.FORWARD, message="out=... [c]"),
+        _record(sample=2, stage=Stage.TRACE, message="x [c]"),
+    ]
+    new = accept([skip], records, TORCH)
+    assert [(e.status, e.stage, e.samples) for e in new] == [(Status.SKIP, Stage.CRASH, (1,)), (Status.XFAIL, Stage.TRACE, (2,))]
+    other_release = dataclasses.replace(skip, torch=">=2.15")
+    assert [(e.status, e.samples) for e in accept([other_release], records, TORCH)] == [
+        (Status.SKIP, (1,)),
+        (Status.XFAIL, (1,)),
+        (Status.XFAIL, (2,)),
+    ]
