@@ -1043,6 +1043,9 @@ def _check_call(
     the same compiled function. Raises a :class:`Finding`; returns the notes. Repro scripts run
     this very function: ``_repro.write_standalone`` copies it, with all it uses, into them."""
     with _environment_independent():
+        # Dynamo (which higher-order ops such as map trace their bodies with) keeps compiled frames
+        # across calls: without a reset, a check's verdict depends on what ran before it
+        torch._dynamo.reset()
         compiled = _compile(call, opts)
         originals = list(call.tensors)
         try:

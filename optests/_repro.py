@@ -87,7 +87,8 @@ def func_source(func: Callable[..., Any]) -> tuple[list[str], str]:
     if module and module != "__main__":
         for name in (getattr(func, "__qualname__", ""), getattr(func, "__name__", "")):
             if name and "<" not in name and _resolves(module, name, func):
-                return ([] if module.split(".")[0] == "torch" else [f"import {module}"]), f"{module}.{name}"
+                # `import torch` does not import every submodule (torch.testing._internal.hop_db)
+                return ([] if module == "torch" else [f"import {module}"]), f"{module}.{name}"
     return [], f"None  # TODO: {func_name(func)!r} cannot be imported by name; define it here"
 
 

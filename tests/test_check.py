@@ -154,3 +154,25 @@ def test_importing_optests_does_not_import_torch(pytester: pytest.Pytester) -> N
     )
     assert result.ret == 0, result.stderr.str()
     result.stdout.fnmatch_lines(["clean"])
+
+
+def test_a_verdict_does_not_depend_on_what_the_process_compiled_before() -> None:
+    """hop_db's map traces its body with Dynamo, whose compiled frames outlived a check: on
+    torch 2.13, map.simple's non-dense sample failed in dynamic mode when checked first and
+    passed after its static check in the same process (so a sweep passed it, `optests check`
+    did not). Each check now starts from a reset Dynamo."""
+    from optests import _opinfo
+    from optests._transforms import derive
+
+    (ref,) = _opinfo.select(_opinfo.all_ops(("hop_db",)), ["map.simple"])
+    sample = _opinfo.cached_samples(ref, "cpu", torch.float32)[0]
+    (derived,) = derive("noncontiguous", sample.args, sample.kwargs)
+
+    def verdict(dynamic: bool) -> tuple[object, object]:
+        checked = optests.run_check(sample.func, list(derived.args), derived.kwargs, dynamic)
+        return checked.outcome, checked.stage
+
+    torch._dynamo.reset()  # what ran before in this process is not the test's to inherit
+    first = verdict(dynamic=True)
+    verdict(dynamic=False)
+    assert verdict(dynamic=True) == first

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import torch
 from corpus import BUGS, CORRECT
+from torch.testing._internal import hop_db
 
 import optests
 from optests import _check, _repro
@@ -228,3 +229,24 @@ def test_a_finding_s_few_line_repro_rebuilds_the_inputs_alike() -> None:
     rebuilt, original = describe([namespace["args"], namespace["kwargs"]]), describe(list(_rebuild_inputs()))
     assert rebuilt[:-1] == original[:-1]
     assert {**rebuilt[-1], "values": None} == {**original[-1], "values": None}
+
+
+@pytest.mark.parametrize(
+    ("func", "imports"),
+    [
+        (torch.sin, []),
+        (torch.nn.functional.relu, ["import torch.nn.functional"]),
+        (hop_db.simple_map, ["import torch.testing._internal.hop_db"]),
+    ],
+)
+def test_a_script_imports_the_module_that_defines_the_op(func: Callable[..., Any], imports: list[str]) -> None:
+    """hop_db's functions are not reachable after `import torch` alone: a script that only named
+    torch.testing._internal.hop_db.simple_map failed with AttributeError before it checked anything."""
+    lines, expression = _repro.func_source(func)
+    assert lines == imports
+    done = subprocess.run(
+        [sys.executable, "-c", "\n".join(["import torch", *lines, f"print({expression} is not None)"])],
+        capture_output=True,
+        text=True,
+    )
+    assert done.stdout == "True\n", done.stderr
