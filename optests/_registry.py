@@ -558,12 +558,14 @@ def _accept(
 
 
 def _ran(records: Iterable[SampleResult]) -> dict[Scope, dict[int, SampleResult]]:
-    """The records that say something of a sample: passed, or failed at a stage. A skipped
-    sample was not run (the OpInfo's own skips differ between releases, and an entry may serve
-    several); a failure without a stage is an internal error of optests, not an expectation."""
+    """The records that say something of a sample: passed, not applicable (a derived call that
+    eager rejects: nothing to expect of its compile), or failed at a stage. A skipped sample was
+    not run (the OpInfo's own skips differ between releases, and an entry may serve several); a
+    failure without a stage is an internal error of optests, not an expectation."""
     ran: dict[Scope, dict[int, SampleResult]] = defaultdict(dict)
+    said = (Outcome.PASSED, Outcome.NOT_APPLICABLE)
     for r in records:
-        if r.sample is not None and (r.outcome is Outcome.PASSED or (r.outcome is Outcome.FAILED and r.stage is not None)):
+        if r.sample is not None and (r.outcome in said or (r.outcome is Outcome.FAILED and r.stage is not None)):
             ran[r.key.scope][r.sample] = r
     return ran
 

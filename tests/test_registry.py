@@ -531,3 +531,14 @@ def test_accept_ignores_a_sample_that_a_skip_entry_covers() -> None:
         (Status.XFAIL, (1,)),
         (Status.XFAIL, (2,)),
     ]
+
+
+def test_accept_drops_the_entry_of_a_sample_that_is_now_not_applicable() -> None:
+    """A derived sample that failed at trace became a call eager rejects (map's aliased inputs,
+    once Dynamo no longer kept a compiled body across checks): there is nothing left to expect."""
+    entry = Entry(
+        "map", "simple", "static", "float32", "cpu", Status.XFAIL, Stage.TRACE, "rejects aliases", (0,), transform="aliased-1"
+    )
+    key = SampleKey("map", "simple", Mode("static"), "float32", "cpu", 0, transform="aliased-1")
+    record = SampleResult(key, "hop_db", Outcome.NOT_APPLICABLE, message="eager rejects it [c]")
+    assert accept([entry], [record], TORCH) == []
