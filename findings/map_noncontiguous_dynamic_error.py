@@ -1,7 +1,7 @@
 """The `map` higher-order op, traced by AOTAutograd with dynamic shapes, raises an internal
 assertion ("vr must not be None for symbol ...") when its inputs are non-dense (every stride
 doubled, storage offset 1) and require grad. The same call with dense inputs traces and agrees
-with eager. cond.simple fails alike on 2.13 (2.15 passes it).
+with eager. (The sweep saw cond.simple fail alike on 2.13; 2.15 passes it.)
 
 Found by optests' `noncontiguous` transform (hop_db's map.simple, .nested, .triple_nested and
 cond.simple, dynamic mode, trace stage).
@@ -34,7 +34,8 @@ def non_dense(t: torch.Tensor) -> torch.Tensor:
 values = [torch.rand(2, 2, 2) + 0.1, torch.rand(2, 2, 2) + 0.1, torch.rand(1) + 0.1, torch.rand(1) + 0.1]
 dense = [t.clone().requires_grad_() for t in values]
 print("torch", torch.__version__)
-for name, args in (("dense", dense), ("non-dense", [non_dense(t) for t in values])):
+for name, args in (("non-dense", [non_dense(t) for t in values]), ("dense", dense)):
+    torch._dynamo.reset()  # map traces its body with Dynamo: each case starts from a clean one
     eager = f(*args)
     try:
         compiled = aot_function(f, nop, nop, dynamic=True, partition_fn=min_cut_rematerialization_partition)(*args)

@@ -963,6 +963,10 @@ def aot_autograd_check(
     ``context`` labels messages (default: the function's name and the mode); ``repro`` is code
     that defines ``func``, ``args`` and ``kwargs`` (and ``randomized_sample``, if given) for the
     repro script (default: rendered from the values).
+
+    Each call resets Dynamo (``torch._dynamo.reset()``) before it compiles, so that its verdict
+    does not depend on what the process compiled before: the caller's compiled frames are
+    dropped, and recompiled when next called.
     """
     _check(
         func, args, kwargs, dynamic, assert_raises_regex_fn, assert_equals_fn, check_gradients,

@@ -472,8 +472,8 @@ def accept(
     """The registry rewritten from what ran on ``torch_version``, whose file has had the release
     ``series`` accepted into it. An accept changes only what it saw on its own release:
 
-    - For each scope with run samples, a failing sample is listed by its stage, and a passing one
-      is no longer listed for this release. Samples not run (or skipped), ``skip`` entries and
+    - For each scope with run samples, a failing sample is listed by its stage, and a passing or
+      not-applicable one is no longer listed for this release. Samples not run (or skipped), ``skip`` entries and
       scopes not run stay as they are.
     - Version ranges are drawn between the series accepted so far and this one. A sample that
       fails on every one of them gets no range; one that passes on the newest gets ``<2.15``;

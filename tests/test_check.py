@@ -168,11 +168,14 @@ def test_a_verdict_does_not_depend_on_what_the_process_compiled_before() -> None
     sample = _opinfo.cached_samples(ref, "cpu", torch.float32)[0]
     (derived,) = derive("noncontiguous", sample.args, sample.kwargs)
 
-    def verdict(dynamic: bool) -> tuple[object, object]:
+    def verdict(dynamic: bool) -> tuple[optests.Outcome, optests.Stage | None]:
         checked = optests.run_check(sample.func, list(derived.args), derived.kwargs, dynamic)
         return checked.outcome, checked.stage
 
     torch._dynamo.reset()  # what ran before in this process is not the test's to inherit
     first = verdict(dynamic=True)
-    verdict(dynamic=False)
+    # the failure on 2.13 and 2.15 (findings/map_noncontiguous_dynamic_error.py); a release that
+    # fixes it needs another order-dependent call here, or this test checks nothing
+    assert first == (optests.Outcome.FAILED, optests.Stage.TRACE)
+    assert verdict(dynamic=False) == (optests.Outcome.PASSED, None)
     assert verdict(dynamic=True) == first
