@@ -396,6 +396,12 @@ class Registry:
                 return e
         return None
 
+    def skip_entry(self, scope: Scope, sample: int | None) -> Entry | None:
+        """The ``skip`` entry that keeps a sample from running: its own, or that of the sample it
+        was derived from (a skipped sample takes every sample derived from it along)."""
+        scopes = [scope, scope._replace(transform="")] if scope.transform else [scope]
+        return next((e for s in scopes for e in self._by_scope.get(s, ()) if e.status is Status.SKIP and e.covers(sample)), None)
+
     def judge(self, record: SampleResult) -> tuple[Verdict, Entry | None]:
         entry = self.lookup(record.key.scope, record.sample)
         if entry is None and (known := self.inherited(record)) is not None:  # its sample's known failure
@@ -488,11 +494,11 @@ def accept(
       :meth:`Registry.inherited`), and one it had is narrowed to the other releases.
     - The ``stale`` entries (which matched nothing this release's run collected) no longer hold
       for this release: narrowed to the others, or dropped where they held for this one alone.
-    - A sample that a ``skip`` entry covers on this release is not accepted: the entry says it is
-      not run, whatever a run from before the entry was written saw of it.
+    - A sample that a ``skip`` entry covers on this release (or the sample it was derived from) is
+      not accepted: the entry says it is not run, whatever a run from before it was written saw.
     """
-    skips = Registry([e for e in entries if e.status is Status.SKIP], torch_version)
-    records = [r for r in records if skips.lookup(r.key.scope, r.sample) is None]
+    skips = Registry(entries, torch_version)
+    records = [r for r in records if skips.skip_entry(r.key.scope, r.sample) is None]
     stale = set(stale)
     versions = sorted({*series, release_series(torch_version)}, key=Version)
     base = _accept(entries, [r for r in records if not r.transform], torch_version, versions, stale)

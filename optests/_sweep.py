@@ -138,11 +138,7 @@ class Sweep:
         if skip:
             self._attach(item, case.result(Outcome.SKIPPED, message=skip, verdict=Verdict.SKIPPED))
             pytest.skip(skip)
-        # a sample the registry skips (it crashes or hangs) is skipped with every sample derived from it
-        scopes = [key.scope, key.scope._replace(transform="")] if key.transform else [key.scope]
-        entry = next(
-            (e for s in scopes if (e := self.registry.lookup(s, key.sample)) and e.status is _registry.Status.SKIP), None
-        )
+        entry = self.registry.skip_entry(key.scope, key.sample)  # it crashes or hangs
         if entry is not None:
             self._attach(item, case.result(Outcome.SKIPPED, entry.stage, entry.reason, verdict=Verdict.SKIPPED))
             pytest.skip(f"expected-failures registry: skip ({entry.stage}): {entry.reason}")

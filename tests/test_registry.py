@@ -525,6 +525,13 @@ def test_accept_ignores_a_sample_that_a_skip_entry_covers() -> None:
     ]
     new = accept([skip], records, TORCH)
     assert [(e.status, e.stage, e.samples) for e in new] == [(Status.SKIP, Stage.CRASH, (1,)), (Status.XFAIL, Stage.TRACE, (2,))]
+    derived = SampleResult(
+        SampleKey("sin", "", Mode("static"), "float32", "cpu", 1, transform="transposed-0"),
+        "op_db",
+        Outcome.FAILED,
+        Stage.FORWARD,
+    )
+    assert accept([skip], [derived], TORCH) == [skip]  # its sample is skipped, and it with it
     other_release = dataclasses.replace(skip, torch=">=2.15")
     assert [(e.status, e.samples) for e in accept([other_release], records, TORCH)] == [
         (Status.SKIP, (1,)),
@@ -542,3 +549,14 @@ def test_accept_drops_the_entry_of_a_sample_that_is_now_not_applicable() -> None
     key = SampleKey("map", "simple", Mode("static"), "float32", "cpu", 0, transform="aliased-1")
     record = SampleResult(key, "hop_db", Outcome.NOT_APPLICABLE, message="eager rejects it [c]")
     assert accept([entry], [record], TORCH) == []
+
+
+def test_a_skip_entry_keeps_its_samples_and_those_derived_from_them_from_running() -> None:
+    skip = Entry("sin", "", "static", "float32", "cpu", Status.SKIP, Stage.CRASH, "aborts", (1,))
+    xfail = Entry("sin", "", "static", "float32", "cpu", Status.XFAIL, Stage.TRACE, "fails", (2,), transform="transposed-0")
+    registry = Registry([xfail, skip], TORCH)
+    scope = Scope("sin", "", "static", "float32", "cpu")
+    assert registry.skip_entry(scope, 1) == skip
+    assert registry.skip_entry(scope._replace(transform="transposed-0"), 1) == skip
+    assert registry.skip_entry(scope._replace(transform="transposed-0"), 2) is None  # an xfail entry runs its samples
+    assert registry.skip_entry(scope, 2) is None
