@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _diff
-from ._files import write_json_atomic
+from ._files import WriteError, write_atomic, write_json_atomic
 from ._findings import Outcome
 from ._history import Configuration, History, Run
 from ._key import transform_name
@@ -603,8 +603,11 @@ def build(history: History, out: Path) -> Path:
     index = out / "index.html"
     try:
         out.mkdir(parents=True, exist_ok=True)
-        index.write_text(page, encoding="utf-8")
+        # each file atomically: a full disk or a kill leaves the old one, never half a page
         write_json_atomic(out / "changes.json", changes)
+        write_atomic(index, page.encode("utf-8"))
+    except WriteError as e:
+        raise DashboardError(str(e)) from None
     except OSError as e:
         where = Path(e.filename) if isinstance(e.filename, str) else out
         raise DashboardError(f"{where}: {describe_os_error(where, e, writing=True)}") from None

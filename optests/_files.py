@@ -9,8 +9,11 @@ import fcntl
 import gzip
 import json
 import os
+import re
+import signal
 import stat
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,29 +51,119 @@ def _refuse_read_only(path: Path, shown: Path) -> None:
         raise WriteError(shown, f"is read-only (mode {stat.S_IMODE(mode):o}); make it writable or write elsewhere")
 
 
+def reason(e: OSError) -> str:
+    """The words of an OS error and its errno's name, for a one-line message:
+    ``No space left on device (ENOSPC)``."""
+    name = errno.errorcode.get(e.errno) if e.errno is not None else None
+    words = e.strerror or str(e)
+    return f"{words} ({name})" if name else words
+
+
+#: The names :func:`tempfile.mkstemp` gives after our prefix ``.NAME.``.
+_TEMP_TAIL = re.compile(r"[a-z0-9_]{8}")
+#: ``flock`` errors that mean another process holds the lock.
+_HELD = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+
+
+def _open_temp(target: Path) -> tuple[int, str]:
+    """A new temp file ``.NAME.XXXXXXXX`` beside ``target``, locked (``flock``) for as long as
+    its descriptor is open: :func:`_sweep_stale_temps` removes only temp files whose lock is
+    free, that is, whose writer is gone (the kernel releases a dead process's locks)."""
+    while True:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits only for a sweeper that is looking at it
+        except OSError:
+            return fd, tmp  # no flock here: nothing is swept either
+        if os.fstat(fd).st_nlink:
+            return fd, tmp
+        os.close(fd)  # a sweeper took it for a dead writer's before it was locked: make another
+
+
+def _sweep_stale_temps(target: Path) -> None:
+    """Remove the temp files of writers of ``target`` that died mid-write (SIGKILL, a power
+    cut): those whose ``flock`` is free. A live writer's temp file is locked, and stays."""
+    prefix = f".{target.name}."
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and _TEMP_TAIL.fullmatch(n[len(prefix) :])]
+    except OSError:
+        return
+    for name in names:
+        path = target.parent / name
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            here, mine = os.stat(path, follow_symlinks=False), os.fstat(fd)
+            if (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino):
+                os.unlink(path)
+        except OSError:
+            pass  # a live writer holds it, or it is gone, or this file system has no flock
+        finally:
+            os.close(fd)
+
+
+class _Killed(BaseException):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+#: Signals whose default action kills the process without running any cleanup.
+_FATAL = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _cleanup_on_signals() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP (where they have their default, fatal, action) raise,
+    so that the block's cleanup runs; then they kill the process as they would have. SIGINT
+    raises ``KeyboardInterrupt`` anyway. Only the main thread can set handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Killed(signum)
+
+    old = {s: signal.signal(s, handler) for s in _FATAL if signal.getsignal(s) is signal.SIG_DFL}
+    try:
+        yield
+    except _Killed as killed:
+        for s, h in old.items():
+            signal.signal(s, h)
+        old = {}
+        signal.raise_signal(killed.signum)  # dies as the signal's default action says
+        raise
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 def check_writable(path: Path) -> None:
-    """Raise :class:`WriteError` unless ``path`` can be written by :func:`write_json_atomic`:
+    """Raise :class:`WriteError` unless ``path`` can be written by :func:`write_atomic`:
     checked before a run, so that its results are not lost at the end."""
     target = _target(path)
     _refuse_read_only(target, path)
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
+        fd, probe = _open_temp(target)
     except OSError as e:
         raise WriteError(path, f"cannot be written: {e.strerror or e}") from None
-    os.close(fd)
     os.unlink(probe)
+    os.close(fd)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Sorted keys, indent 2, trailing newline, no NaN or Infinity; written to a temp file and
-    renamed into place, so a crash mid-write leaves the old file intact. A symlink is followed
-    (its target is replaced); a read-only file is refused. The file keeps the mode of the one it
-    replaces, or gets the one ``open`` would give (a temp file's own is owner-only). A path
-    ending in ``.gz`` is gzip-compressed, with no timestamp: the same data, the same bytes."""
-    text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
-    content = gzip.compress(text.encode(), mtime=0) if path.name.endswith(".gz") else text.encode()
+def write_atomic(path: Path, content: bytes) -> None:
+    """Write ``content`` to ``path`` atomically: to a temp file beside it, renamed into place, so
+    a crash mid-write leaves the old file intact. Every file optests writes goes through here.
+    A symlink is followed (its target is replaced); a read-only file is refused. The file keeps
+    the mode of the one it replaces, or gets the one ``open`` would give (a temp file's own is
+    owner-only). The temp file is removed if the write fails or the process is interrupted
+    (SIGINT, SIGTERM, SIGHUP), and one a killed writer left is removed by the next write. An
+    error is a :class:`WriteError` naming ``path`` and the errno (``File too large (EFBIG)``)."""
     target = _target(path)
     _refuse_read_only(target, path)
     try:
@@ -81,19 +174,37 @@ def write_json_atomic(path: Path, data: Any) -> None:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     except OSError as e:
-        raise WriteError(path, f"cannot be written: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        raise WriteError(path, f"cannot be written: {reason(e)}") from None
+    _sweep_stale_temps(target)
+    with _cleanup_on_signals():
+        tmp: str | None = None
+        fd = -1
+        try:
+            fd, tmp = _open_temp(target)
+            with os.fdopen(fd, "wb", closefd=False) as f:  # the descriptor (so the lock) outlives the rename
+                f.write(content)
+                f.flush()
+                os.fsync(f.fileno())
+            os.fchmod(fd, mode)
+            os.replace(tmp, target)
+            tmp = None
+        except OSError as e:
+            raise WriteError(path, f"cannot be written: {reason(e)}") from None
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            if fd >= 0:
+                os.close(fd)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """JSON through :func:`write_atomic`: sorted keys, indent 2, trailing newline, no NaN or
+    Infinity. A path ending in ``.gz`` is gzip-compressed, with no timestamp: the same data,
+    the same bytes."""
+    text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    write_atomic(path, gzip.compress(text.encode(), mtime=0) if path.name.endswith(".gz") else text.encode())
 
 
 class Busy(WriteError):
@@ -120,7 +231,7 @@ def locked(path: Path, timeout: float | None = None) -> Iterator[None]:
                 fcntl.flock(fd, fcntl.LOCK_EX | (0 if deadline is None else fcntl.LOCK_NB))
                 break
             except OSError as e:
-                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                if e.errno not in _HELD:
                     break  # no flock here: nothing to wait for
                 if deadline is not None and time.monotonic() > deadline:
                     raise Busy(path, "is busy (another optests is writing it); try again") from None

@@ -6,13 +6,18 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
+import resource
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from sweepdir import install_sweep
 
+import optests
 from optests import Outcome, Stage
 from optests._files import WriteError, check_writable, write_json_atomic
 from optests._key import Mode, SampleKey
@@ -20,6 +25,9 @@ from optests._registry import load
 from optests._results import ResultsError, SampleResult, read, write
 
 OPTESTS = [sys.executable, "-m", "optests.cli"]
+#: The optests under test, for subprocesses whose PYTHONPATH is set (the venv may hold another).
+HERE = str(Path(optests.__file__).resolve().parents[1])
+FIXTURES = str(Path(__file__).resolve().parent / "sweep_fixtures")
 
 
 def _failing(op: str) -> SampleResult:
@@ -88,7 +96,7 @@ def test_atomic_writes_refuse_directories_and_unwritable_places(tmp_path: Path) 
 @pytest.fixture
 def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     install_sweep(pytester.path)
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent / "sweep_fixtures"))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([FIXTURES, HERE]))
     return pytester
 
 
@@ -164,3 +172,106 @@ def test_results_files_ending_in_gz_are_compressed_the_same_bytes_each_time(tmp_
     (tmp_path / "cut.json.gz").write_bytes(first[: len(first) // 2])
     with pytest.raises(ResultsError, match=r"^\S+cut.json.gz: a truncated or corrupt gzip file$"):
         read(tmp_path / "cut.json.gz")
+
+
+# -- full disks, one writer per results path, killed writes (issue 25) --------------------------
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([HERE, FIXTURES]), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _file_size_limit(size: int) -> Callable[[], None]:
+    """A full disk, for one subprocess: writes past ``size`` bytes fail with EFBIG."""
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # else the kernel kills the writer
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return limit
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def test_a_full_disk_leaves_the_dashboard_as_it_was_and_names_the_file(tmp_path: Path) -> None:
+    """index.html was written in place: a full disk cut it mid-tag, and the message blamed the
+    folder (``site: is a directory, not a file``)."""
+    db, site = tmp_path / "h.db", tmp_path / "site"
+    write(tmp_path / "1.json", [_failing("sin")], {"torch": "2.13.0", "date": "2026-11-01T00:00:00+00:00"})
+    write(tmp_path / "2.json", [_failing(f"op{i}") for i in range(20)], {"torch": "2.13.0", "date": "2026-11-02T00:00:00+00:00"})
+    for args in (["history", "ingest", str(tmp_path / "1.json")], ["dashboard", "--out", str(site)]):
+        subprocess.run([*OPTESTS, *args, "--db", str(db)], check=True, env=_env(), stdout=subprocess.DEVNULL)
+    before = {name: (site / name).read_bytes() for name in os.listdir(site)}
+    assert sorted(before) == ["changes.json", "index.html"]
+    subprocess.run([*OPTESTS, "history", "ingest", str(tmp_path / "2.json"), "--db", str(db)], check=True, env=_env())
+    done = subprocess.run(
+        [*OPTESTS, "dashboard", "--db", str(db), "--out", str(site)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        preexec_fn=_file_size_limit(len(before["index.html"]) + 100),
+    )
+    assert done.returncode == 2, done.stderr
+    assert _lines(done.stderr) == [f"optests dashboard: error: {site / 'index.html'}: cannot be written: File too large (EFBIG)"]
+    assert (site / "index.html").read_bytes() == before["index.html"]
+    assert sorted(os.listdir(site)) == ["changes.json", "index.html"]  # no temp file left
+
+
+_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from optests import _files
+real = getattr(os, sys.argv[2])
+def patched(*args):
+    {how}
+    return real(*args)
+setattr(os, sys.argv[2], patched)
+_files.write_json_atomic(Path(sys.argv[1]), {{"new": True}})
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: signal.Signals(s).name)
+def test_a_write_killed_by_a_signal_leaves_the_old_file_and_no_temp_file(tmp_path: Path, signum: int) -> None:
+    """A SIGTERM mid-write left a full-size ``.reg.json.XXXXXXXX`` beside the registry."""
+    target = tmp_path / "reg.json"
+    target.write_text('{"old": true}\n')
+    script = _WRITE.format(how=f"os.kill(os.getpid(), {int(signum)}); import time; time.sleep(5)")
+    done = subprocess.run([sys.executable, "-c", script, str(target), "fsync"], env=_env(), capture_output=True, text=True)
+    assert done.returncode == -signum, done.stderr  # as the signal would have: Python re-raises SIGINT too
+    assert target.read_text() == '{"old": true}\n'
+    assert os.listdir(tmp_path) == ["reg.json"]
+
+
+def test_a_dead_writers_temp_file_is_swept_by_the_next_write_and_a_live_ones_is_kept(tmp_path: Path) -> None:
+    target = tmp_path / "reg.json"
+    target.write_text('{"old": true}\n')
+    killed = _WRITE.format(how="os.kill(os.getpid(), signal.SIGKILL)")
+    done = subprocess.run([sys.executable, "-c", killed, str(target), "replace"], env=_env())
+    assert done.returncode == -signal.SIGKILL
+    (stale,) = set(os.listdir(tmp_path)) - {"reg.json"}
+    assert re.fullmatch(r"\.reg\.json\.[a-z0-9_]{8}", stale)
+    paused = _WRITE.format(how="print('ready', flush=True); sys.stdin.readline()")
+    live = subprocess.Popen(
+        [sys.executable, "-c", paused, str(target), "replace"],
+        env=_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert live.stdin is not None and live.stdout is not None
+    try:
+        assert live.stdout.readline() == "ready\n"
+        (pending,) = set(os.listdir(tmp_path)) - {"reg.json", stale}
+        write_json_atomic(target, {"mine": True})
+        assert sorted(os.listdir(tmp_path)) == sorted(["reg.json", pending])  # the dead one's swept, the live one's kept
+        assert json.loads(target.read_text()) == {"mine": True}
+        live.stdin.write("go\n")
+        live.stdin.close()
+        assert live.wait() == 0
+    finally:
+        live.kill()
+        live.wait()
+        live.stdout.close()
+    assert os.listdir(tmp_path) == ["reg.json"] and json.loads(target.read_text()) == {"new": True}
