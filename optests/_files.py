@@ -239,3 +239,29 @@ def locked(path: Path, timeout: float | None = None) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def claim(path: Path) -> int:
+    """Open ``path`` (created if missing, never truncated here) as its one writer: an exclusive
+    ``flock`` on it, held while the returned descriptor is open and released by the kernel when
+    the process dies. :class:`Busy` when a live process holds it, which leaves the file as it
+    was. On a file system without ``flock``, goes on unlocked."""
+    while True:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError as e:
+            raise WriteError(path, f"cannot be written: {reason(e)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno in _HELD:
+                os.close(fd)
+                raise Busy(path, "is locked by another process that writes it") from None
+        try:
+            here, mine = os.stat(path), os.fstat(fd)
+            if (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino):
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # its owner removed it between our open and our lock: take the new one

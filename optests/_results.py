@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import json
 import math
+import os
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._files import WriteError, write_json_atomic
+from ._files import Busy, WriteError, claim, reason, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEVICES, DTYPES, MODES, Mode, SampleKey
 
@@ -230,24 +232,52 @@ def loads(text: str) -> Any:
 class Journal:
     """The records of a run as they arrive, one JSON line each, beside the results file
     (``RESULTS.partial``): a run that is killed keeps what it checked, and ``read`` (so
-    ``optests merge``, ``accept`` and ``history ingest``) takes the journal as it is."""
+    ``optests merge``, ``accept`` and ``history ingest``) takes the journal as it is.
+
+    One run writes a journal: it holds an ``flock`` on it from its start (the kernel releases it
+    if the run dies), so a second run on the same results path is refused with :class:`Busy`
+    and leaves the first's journal untouched, and a finishing run removes only its own. A write
+    that fails raises :class:`WriteError` naming the journal and the errno; the lines written
+    before it stay readable."""
 
     def __init__(self, results: Path, env: Mapping[str, str]) -> None:
         self.path = results.with_name(results.name + ".partial")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("w")
-        self._file.write(
-            json.dumps({"kind": JOURNAL_KIND, "schema_version": SCHEMA_VERSION, "environment": dict(env)}, allow_nan=False) + "\n"
-        )
+        try:
+            fd = claim(self.path)
+        except Busy:
+            raise Busy(
+                results, f"another run is writing it (it holds the lock on {self.path.name}); wait for it, or write elsewhere"
+            ) from None
+        self._file = os.fdopen(fd, "w", encoding="utf-8")
+        try:
+            self._file.truncate(0)  # a dead run's journal: only now, with the lock held
+            self._write(
+                json.dumps({"kind": JOURNAL_KIND, "schema_version": SCHEMA_VERSION, "environment": dict(env)}, allow_nan=False)
+            )
+        except BaseException:
+            self.close()
+            raise
+
+    def _write(self, line: str) -> None:
+        try:
+            self._file.write(line + "\n")
+            self._file.flush()  # to the OS: a killed process loses nothing; no fsync per record
+        except OSError as e:
+            raise WriteError(self.path, f"cannot be written: {reason(e)}") from None
 
     def add(self, record: SampleResult) -> None:
-        self._file.write(json.dumps(record.to_json(), sort_keys=True, allow_nan=False) + "\n")
-        self._file.flush()  # to the OS: a killed process loses nothing; no fsync per record
+        self._write(json.dumps(record.to_json(), sort_keys=True, allow_nan=False))
+
+    def close(self) -> None:
+        """Release the journal and keep it (its run stopped before the results were written)."""
+        with contextlib.suppress(OSError):  # a buffer that a full disk would not take
+            self._file.close()
 
     def finish(self) -> None:
-        """The results file is written: the journal is no longer needed."""
-        self._file.close()
+        """The results file is written: the journal is no longer needed. Removed while its lock
+        is held, so never another run's."""
         self.path.unlink(missing_ok=True)
+        self.close()
 
 
 def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleResult]]:

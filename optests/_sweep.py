@@ -67,6 +67,8 @@ class Sweep:
         self._accept_error = ""
         self._started = now()
         self._journal: _results.Journal | None = None
+        self._journal_error = False
+        self._results_error = ""
 
     @property
     def registry(self) -> _registry.Registry:
@@ -229,12 +231,33 @@ class Sweep:
             if key == _PROPERTY:
                 self._record(SampleResult.from_json(json.loads(str(value))))
 
+    @pytest.hookimpl(tryfirst=True)  # before xdist starts its workers
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """The controller claims the results path before any test: a second run on it stops
+        here, with one line."""
+        self._open_journal()
+
+    def _open_journal(self) -> None:
+        if self.settings.results is None or self._is_worker or self._journal is not None or self.config.option.collectonly:
+            return
+        try:
+            self._journal = _results.Journal(self.settings.results, environment(self._started))
+        except WriteError as e:
+            raise pytest.UsageError(f"--optests-results: {e}") from None
+
     def _record(self, record: SampleResult) -> None:
         self.results[record.id] = record
         if self.settings.results is not None and not self._is_worker:  # the controller writes
-            if self._journal is None:
-                self._journal = _results.Journal(self.settings.results, environment(self._started))
-            self._journal.add(record)
+            self._open_journal()
+            assert self._journal is not None
+            try:
+                self._journal.add(record)
+            except WriteError as e:  # a full disk: stop now, in one line; the journal keeps the rest
+                self._journal_error = True
+                raise pytest.UsageError(
+                    f"--optests-results: {e}; the sweep stopped, and the samples checked before are in "
+                    f"{self._journal.path} (optests merge reads it)"
+                ) from None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
@@ -334,13 +357,24 @@ class Sweep:
             self._runner = None
         if self._is_worker:
             return
+        if self._journal_error:  # already told, in one line; the journal holds what was checked
+            assert self._journal is not None
+            self._journal.close()
+            return
         if self.settings.results is not None and not self.config.option.collectonly:
             # also when nothing was recorded: an older file must not pass for this run's
             complete = self._collected_ids <= set(self.results)
             env = environment(self._started)
-            _results.write(self.settings.results, self.results.values(), env, complete=complete)
-            if self._journal is not None:
-                self._journal.finish()
+            try:
+                _results.write(self.settings.results, self.results.values(), env, complete=complete)
+            except _results.ResultsError as e:  # e.g. a full disk: said in the summary, exit 4
+                self._results_error = f"{e}" + (f"; the samples checked are in {self._journal.path}" if self._journal else "")
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+                if self._journal is not None:
+                    self._journal.close()
+            else:
+                if self._journal is not None:
+                    self._journal.finish()
         if not self.results:
             return
         torch_version = _torch_version()
@@ -363,9 +397,13 @@ class Sweep:
                 self._accepted = (len(before), len(after))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self._is_worker or not self.results:
+        if self._is_worker:
             return
         tr = terminalreporter
+        if not self.results:
+            if self._results_error:
+                tr.write_line(f"results not written: {self._results_error}", red=True)
+            return
         tr.section("optests sweep")
         by_mode: dict[str, Counter[str]] = defaultdict(Counter)
         op_time: dict[str, Counter[str]] = defaultdict(Counter)
@@ -391,5 +429,7 @@ class Sweep:
             tr.write_line(
                 f"accepted: {self._registry_name()} rewritten ({self._accepted[0]} entries before, {self._accepted[1]} after)"
             )
-        if self.settings.results is not None:
+        if self._results_error:
+            tr.write_line(f"results not written: {self._results_error}", red=True)
+        elif self.settings.results is not None and not self._journal_error:  # that error comes last, as the run's
             tr.write_line(f"results: {self.settings.results}")

@@ -22,7 +22,7 @@ from optests import Outcome, Stage
 from optests._files import WriteError, check_writable, write_json_atomic
 from optests._key import Mode, SampleKey
 from optests._registry import load
-from optests._results import ResultsError, SampleResult, read, write
+from optests._results import ResultsError, SampleResult, read, read_with_status, write
 
 OPTESTS = [sys.executable, "-m", "optests.cli"]
 #: The optests under test, for subprocesses whose PYTHONPATH is set (the venv may hold another).
@@ -191,8 +191,113 @@ def _file_size_limit(size: int) -> Callable[[], None]:
     return limit
 
 
+def _sweep(where: Path, *args: str, limit: int | None = None) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "--optests-dbs=buggy_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider"]
+    return subprocess.run(
+        [*command, "--optests-results=r.json", *args],
+        cwd=where,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        preexec_fn=None if limit is None else _file_size_limit(limit),
+    )
+
+
 def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_full_disk_stops_the_sweep_in_one_line_with_exit_4_and_keeps_the_journal(
+    sweep: pytest.Pytester, xdist: list[str]
+) -> None:
+    """The journal's write failed with ENOSPC: pytest stopped with an INTERNALERROR, then a
+    second traceback from the results file, exit 1 (which reads as findings), and 0 bytes kept."""
+    done = _sweep(sweep.path, *xdist, limit=1500)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert _lines(done.stderr) == [
+        "ERROR: --optests-results: r.json.partial: cannot be written: File too large (EFBIG); the sweep stopped, and the "
+        "samples checked before are in r.json.partial (optests merge reads it)"
+    ]
+    assert "INTERNALERROR" not in done.stdout and "Traceback" not in done.stdout
+    env, records, complete = read_with_status(sweep.path / "r.json.partial")
+    assert env and records and not complete
+    assert sorted(os.listdir(sweep.path)) == ["conftest.py", "r.json.partial", "test_aot_autograd.py"]
+
+
+def test_a_full_disk_at_the_results_file_is_one_line_and_exit_4(sweep: pytest.Pytester) -> None:
+    whole = _sweep(sweep.path)
+    assert whole.returncode == pytest.ExitCode.TESTS_FAILED
+    size = (sweep.path / "r.json").stat().st_size
+    (sweep.path / "r.json").unlink()
+    done = _sweep(sweep.path, limit=size - 300)  # room for the (compact) journal, not the results file
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr and not _lines(done.stderr)
+    assert (
+        "results not written: r.json: cannot be written: File too large (EFBIG); the samples checked are in r.json.partial"
+        in done.stdout
+    )
+    assert len(read(sweep.path / "r.json.partial")[1]) == 12
+    assert sorted(os.listdir(sweep.path)) == ["conftest.py", "r.json.partial", "test_aot_autograd.py"]
+
+
+_HOLD_JOURNAL = """
+import sys
+from pathlib import Path
+from optests._results import Journal
+journal = Journal(Path(sys.argv[1]), {"torch": "2.13.0"})
+print("writing", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_second_sweep_on_a_results_path_being_written_is_refused_before_any_test(sweep: pytest.Pytester) -> None:
+    """Two sweeps on one path opened the journal with "w", wrote over each other's lines, and the
+    first to finish deleted the other's journal."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_JOURNAL, "r.json"],
+        cwd=sweep.path,
+        env=_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "writing\n"
+        journal = (sweep.path / "r.json.partial").read_bytes()
+        done = _sweep(sweep.path, "-n", "2")
+        assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+        assert _lines(done.stderr) == [
+            "ERROR: --optests-results: r.json: another run is writing it (it holds the lock on r.json.partial); "
+            "wait for it, or write elsewhere"
+        ]
+        assert "test_aot_autograd" not in done.stdout  # no test ran
+        assert (sweep.path / "r.json.partial").read_bytes() == journal and not (sweep.path / "r.json").exists()
+    finally:
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.close()
+        holder.stdout.close()
+        holder.wait()
+    # its owner gone (the kernel released the lock), the path is free again
+    done = _sweep(sweep.path)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert len(read(sweep.path / "r.json")[1]) == 12 and not (sweep.path / "r.json.partial").exists()
+
+
+def test_a_killed_runs_journal_is_taken_over_and_a_live_ones_is_not(tmp_path: Path) -> None:
+    from optests._files import Busy
+    from optests._results import Journal
+
+    first = Journal(tmp_path / "r.json", {"torch": "2.13.0"})
+    first.add(_failing("sin"))
+    with pytest.raises(Busy, match="another run is writing it"):
+        Journal(tmp_path / "r.json", {"torch": "2.13.0"})
+    assert [r.op for r in read(first.path)[1]] == ["sin"]
+    first._file.close()  # as a killed run leaves it: the kernel drops its lock
+    second = Journal(tmp_path / "r.json", {"torch": "2.13.0"})
+    assert read(second.path)[1] == []
+    second.finish()
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_full_disk_leaves_the_dashboard_as_it_was_and_names_the_file(tmp_path: Path) -> None:
