@@ -5,10 +5,13 @@ sweep; torch is imported only when the sweep is collected or run."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import fnmatch
 import functools
 import json
+import os
+import shlex
 import statistics
 import time
 from collections import Counter, defaultdict
@@ -40,6 +43,22 @@ def _torch_version() -> str:
     import torch
 
     return str(torch.__version__)
+
+
+#: Short-summary letters (``-r``) of outcomes the sweep's own summary counts: listed only on request.
+_COUNTED = "sxp"
+
+
+def _report_chars_given(config: pytest.Config) -> bool:
+    """Whether the user chose ``-r``/``--report-chars`` for this run (on the command line or in
+    ``PYTEST_ADDOPTS``), rather than inheriting it from a project's ``addopts``."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("-r", "--report-chars")
+    args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
+    try:
+        return parser.parse_known_args(args)[0].report_chars is not None
+    except (SystemExit, ValueError):  # not parseable as ours: assume the user chose
+        return True
 
 
 def _case_of(item: pytest.Item) -> Case | None:
@@ -400,6 +419,10 @@ class Sweep:
         if self._is_worker:
             return
         tr = terminalreporter
+        if not _report_chars_given(self.config):
+            # The sweep's summary counts expected failures and skips, thousands of them: listed
+            # one a line after it (``-ra`` in a project's addopts), they would bury it.
+            tr.reportchars = "".join(c for c in tr.reportchars if c not in _COUNTED)
         if not self.results:
             if self._results_error:
                 tr.write_line(f"results not written: {self._results_error}", red=True)

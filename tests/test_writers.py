@@ -380,3 +380,22 @@ def test_a_dead_writers_temp_file_is_swept_by_the_next_write_and_a_live_ones_is_
         live.wait()
         live.stdout.close()
     assert os.listdir(tmp_path) == ["reg.json"] and json.loads(target.read_text()) == {"new": True}
+
+
+# -- the sweep's terminal (issue 25) -------------------------------------------------------------
+
+
+def test_the_sweep_ends_on_its_summary_and_counts_expected_failures_unless_asked_to_list_them(sweep: pytest.Pytester) -> None:
+    """``-ra`` in a project's addopts listed each of a sweep's 2,745 expected failures after its summary."""
+    sweep.makeini("[pytest]\naddopts = -ra\n")
+    args = ["--optests-dbs=buggy_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider", "--optests-registry=reg.json"]
+    sweep.runpytest_subprocess(*args, "--optests-accept")
+    counted = sweep.runpytest_subprocess(*args)
+    counted.assert_outcomes(passed=6, xfailed=6)
+    assert "XFAIL" not in counted.stdout.str()
+    lines = counted.stdout.lines
+    assert lines[-1].startswith("=") and "6 passed, 6 xfailed" in lines[-1]
+    assert "registry: passed 6, xfailed 6" in lines[-2]  # the sweep's own summary comes last
+    for explicit in (["-rx"], ["--report-chars=a"]):
+        listed = sweep.runpytest_subprocess(*args, *explicit)
+        assert sum(line.startswith("XFAIL ") for line in listed.stdout.lines) == 6
