@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._errors import InputError, OptestsError
 from ._findings import (
     BackwardMismatch,
     CheckResult,
@@ -38,9 +39,11 @@ __all__ = [
     "EagerFailure",
     "Finding",
     "ForwardMismatch",
+    "InputError",
     "MetadataMismatch",
     "Mode",
     "MutationMismatch",
+    "OptestsError",
     "Outcome",
     "RandomizedMismatch",
     "SampleCheck",

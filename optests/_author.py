@@ -19,6 +19,7 @@ import torch
 
 from . import _opinfo, _registry, _runner
 from ._check import assert_close_equal_nan, one_intra_op_thread, run_check
+from ._errors import InputError
 from ._findings import CheckResult, Outcome, Stage, Verdict
 from ._key import DTYPES, MODES, Mode, SampleKey, op_id
 from ._results import SampleResult
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 Sample = tuple[list[Any], dict[str, Any]]
 
 
-class AuthorError(ValueError):
+class AuthorError(InputError):
     """Bad input from the author (an unknown op, samples that cannot be made): one line."""
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._errors import InputError
 from ._findings import Outcome, Stage, Verdict
 from ._key import Mode, SampleKey
 from ._results import SampleResult
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from ._opinfo import OpRef
 
 
-class SelectionError(ValueError):
+class SelectionError(InputError):
     """A selection that names no op, or a database that cannot be loaded; the message names the
     option (``--optests-ops: no op matches ...``)."""
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _diff
+from ._errors import InputError
 from ._files import WriteError, write_atomic, write_json_atomic
 from ._findings import Outcome
 from ._history import Configuration, History, Run
@@ -41,7 +42,7 @@ MESSAGE_CHARS = 200
 STRIP_RUNS = 20
 
 
-class DashboardError(ValueError):
+class DashboardError(InputError):
     """The dashboard cannot be built (no runs yet) or written; the message names the path."""
 
 

@@ -7,7 +7,10 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from ._results import SampleResult, describe_os_error, loads
+from ._errors import InputError, JSONError
+from ._files import write_json_atomic
+from ._json import loads
+from ._results import SampleResult, describe_os_error
 
 #: The sweep test's node id (relative to the repository root), as durations files key it.
 SWEEP_TEST = "opinfo_sweeps/test_aot_autograd.py::test_aot_autograd"
@@ -15,8 +18,9 @@ SWEEP_TEST = "opinfo_sweeps/test_aot_autograd.py::test_aot_autograd"
 DEFAULT_PATH = ".test_durations"
 
 
-class DurationsError(ValueError):
-    """A durations file that cannot be read; the message names the file and what is wrong."""
+class DurationsError(InputError):
+    """A durations file that cannot be read; the message names the file and what is wrong.
+    Fix or delete the file: ``optests durations`` writes a new one from results files."""
 
 
 def load(path: Path) -> dict[str, float]:
@@ -27,7 +31,7 @@ def load(path: Path) -> dict[str, float]:
         return {}
     except (OSError, UnicodeDecodeError) as e:
         raise DurationsError(f"{path}: {describe_os_error(path, e)}") from None
-    except ValueError as e:  # not JSON, or NaN / Infinity
+    except JSONError as e:  # not JSON, or JSON that optests never writes
         raise DurationsError(f"{path}: not a durations file ({e})") from None
     if not isinstance(data, dict):
         raise DurationsError(f"{path}: not a durations file (expected an object of test id -> seconds)")
@@ -35,6 +39,14 @@ def load(path: Path) -> dict[str, float]:
         if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
             raise DurationsError(f"{path}: not a durations file ({key!r}: {value!r} is not a number of seconds >= 0)")
     return data
+
+
+def dump(path: Path, durations: dict[str, float]) -> None:
+    """Write the durations file atomically; a :class:`DurationsError` naming it if it cannot be."""
+    try:
+        write_json_atomic(path, durations)
+    except OSError as e:
+        raise DurationsError(f"{path}: {describe_os_error(path, e, writing=True)}") from None
 
 
 def of(records: Iterable[SampleResult]) -> dict[str, float]:

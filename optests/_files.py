@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ._errors import InputError
 
-class WriteError(OSError):
+
+class WriteError(InputError, OSError):
     """An output file that cannot be written; the message names it and says why, in one line."""
 
     def __init__(self, path: Path, reason: str) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ._env import now
+from ._errors import InputError
 from ._files import Busy, WriteError, locked
 from ._findings import Outcome, Stage, Verdict
 from ._key import SampleKey, transform_name
@@ -108,7 +109,7 @@ MIGRATIONS: list[str | Callable[[sqlite3.Cursor], None]] = [
 ]
 
 
-class HistoryError(Exception):
+class HistoryError(InputError):
     """A history database that cannot be used; the message names the file and what to do."""
 
 

@@ -79,7 +79,7 @@ def parse_transforms(value: str) -> tuple[str, ...]:
 def transform_name(suffix: str) -> str:
     """The transform a derived sample's suffix names: ``grad-subset-1`` -> ``grad-subset``."""
     head, _, index = suffix.rpartition("-")
-    return head if index.isdigit() else suffix
+    return head if index.isascii() and index.isdigit() else suffix  # "٣".isdigit() too
 
 
 class Scope(NamedTuple):
@@ -105,11 +105,11 @@ BROKEN = "samples"
 
 _ID = re.compile(
     rf"^(?P<mode>{'|'.join(sorted(MODES, key=len, reverse=True))})-(?P<dtype>{'|'.join(DTYPES)})-"
-    rf"(?P<device>{'|'.join(DEVICES)})-(?P<op_id>.+)-(?P<tail>sample(?P<sample>\d+)"
-    rf"(?:-(?P<transform>(?:{'|'.join(TRANSFORMS)})(?:-\d+)?))?|{BROKEN}|{NOT_APPLICABLE})$"
+    rf"(?P<device>{'|'.join(DEVICES)})-(?P<op_id>.+)-(?P<tail>sample(?P<sample>[0-9]+)"
+    rf"(?:-(?P<transform>(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?))?|{BROKEN}|{NOT_APPLICABLE})$"
 )
 #: A transform as ids and the registry name it: its name, and an index where it derives several.
-TRANSFORM = re.compile(rf"^(?:{'|'.join(TRANSFORMS)})(?:-\d+)?$")
+TRANSFORM = re.compile(rf"^(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?$")
 
 
 @dataclasses.dataclass(frozen=True)

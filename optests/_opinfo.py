@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 import torch
 
+from ._errors import InputError
+
 _T = TypeVar("_T")
 
 # A process that has loaded the OpInfo databases spends about 1.1 s of its exit in the garbage
@@ -119,7 +121,7 @@ def import_attribute(spec: str) -> Any:
     return getattr(module, attr)
 
 
-class DatabaseError(ValueError):
+class DatabaseError(InputError):
     """An OpInfo database that cannot be loaded; the message names it and says why."""
 
 

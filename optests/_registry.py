@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,10 +19,12 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ._errors import InputError, JSONError
 from ._files import locked, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
+from ._json import loads
 from ._key import DEVICES, DTYPES, MODES, TRANSFORM, TRANSFORMS, Scope, op_id
-from ._results import SampleResult, describe_os_error
+from ._results import SampleResult, describe_os_error, readable_version
 
 #: 2 writes ``samples`` as ranges (``"0-323, 330"``); 3 adds ``transform`` (entries for samples an
 #: input transform derived); 4 adds ``torch_versions`` (the release series accepted into the file,
@@ -40,8 +41,10 @@ class Status(str, enum.Enum):
     SKIP = "skip"
 
 
-class RegistryError(ValueError):
-    """A malformed registry: the message names the file, the entry or position, and what is wrong."""
+class RegistryError(InputError):
+    """A malformed registry, or one that cannot be written: the message names the file, the entry
+    or position, and what is wrong. Fix the entry by hand, or restore the file from version
+    control and accept the results again (``optests accept``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,31 +125,58 @@ def ranges(samples: Iterable[int]) -> str:
     return ", ".join(out)
 
 
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+#: ASCII digits only: ``\d`` would take ``"٣"`` (an Arabic-Indic digit) for 3.
+_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")
+#: Sample indices are below this. The largest OpInfo makes 1,440 samples (the committed results'
+#: largest index is 1439), so this leaves room for seventy times as many. An index past it is
+#: refused before any range is expanded: ``"0-100000000"`` is one line of error, not a hundred
+#: million indices in memory.
+SAMPLE_LIMIT = 100_000
+#: A registry lists at most this many samples in all, counted before any range is expanded (the
+#: committed one lists about 6,200). With :data:`SAMPLE_LIMIT`, what reading a registry takes is
+#: bounded whatever its ranges say: a range's width costs no memory before it is checked.
+LISTED_LIMIT = 1_000_000
 
 
-def parse_ranges(text: str) -> tuple[int, ...]:
-    """The indices ``"0-3, 7"`` names; a ``ValueError`` unless the ranges ascend without overlap."""
-    out: list[int] = []
+def parse_ranges(text: str, budget: int = LISTED_LIMIT) -> tuple[int, ...]:
+    """The indices ``"0-3, 7"`` names; a ``ValueError`` unless the ranges ascend without overlap,
+    each index below :data:`SAMPLE_LIMIT`, and they name at most ``budget`` indices. Every part
+    is checked before any is expanded."""
+    bounds: list[tuple[int, int]] = []
     for part in text.split(","):
         m = _RANGE.match(part.strip())
         if m is None:
-            raise ValueError(f"{part.strip()!r} is not an index or a range such as 3-7")
+            raise ValueError(f"{_clip(part.strip())} is not an index or a range such as 3-7")
+        if any(len(d.lstrip("0")) > len(str(SAMPLE_LIMIT)) or int(d) >= SAMPLE_LIMIT for d in m.groups() if d):
+            raise ValueError(f"{_clip(part.strip())} reaches past {SAMPLE_LIMIT - 1:,}, the largest sample index optests reads")
         first, last = int(m[1]), int(m[2] or m[1])
         if last < first:
-            raise ValueError(f"the range {part.strip()!r} runs backwards")
-        if out and first <= out[-1]:
-            raise ValueError(f"{part.strip()!r} comes after {out[-1]}: indices must ascend without repeats")
-        out.extend(range(first, last + 1))
-    return tuple(out)
+            raise ValueError(f"the range {_clip(part.strip())} runs backwards")
+        if bounds and first <= bounds[-1][1]:
+            raise ValueError(f"{_clip(part.strip())} comes after {bounds[-1][1]}: indices must ascend without repeats")
+        bounds.append((first, last))
+    if sum(last - first + 1 for first, last in bounds) > budget:
+        raise ValueError(_too_many(budget))
+    return tuple(i for first, last in bounds for i in range(first, last + 1))
+
+
+def _clip(text: str) -> str:
+    """``text`` quoted for a message, cut short: a hostile field may be megabytes long."""
+    return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text):,} characters)"
+
+
+def _too_many(budget: int) -> str:
+    return f"more samples than the {LISTED_LIMIT:,} a registry lists in all" + (
+        f" ({budget:,} left for this entry)" if budget < LISTED_LIMIT else ""
+    )
 
 
 # -- reading and writing --------------------------------------------------------------------------
 
-_SERIES = re.compile(r"^\d+\.\d+$")
+_SERIES = re.compile(r"^[0-9]+\.[0-9]+$")
 #: A version-range clause that holds for a whole release series or none of it: <2.15, >=2.13,
 #: ==2.13.* and !=2.14.* (not <=2.13, which excludes 2.13.1, nor ==2.13.0).
-_SERIES_CLAUSE = re.compile(r"^(?:(?:<|>=)\d+\.\d+|(?:==|!=)\d+\.\d+\.\*)$")
+_SERIES_CLAUSE = re.compile(r"^(?:(?:<|>=)[0-9]+\.[0-9]+|(?:==|!=)[0-9]+\.[0-9]+\.\*)$")
 
 _REQUIRED: dict[str, type] = {
     "op": str,
@@ -161,16 +191,9 @@ _REQUIRED: dict[str, type] = {
 _OPTIONAL: dict[str, type | tuple[type, ...]] = {"samples": (str, list), "issue": str, "torch": str, "transform": str}
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in seen:
-            raise RegistryError(f"duplicate JSON key {k!r}")
-        seen[k] = v
-    return seen
-
-
-def _entry(raw: object, where: str) -> Entry:
+def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
+    """One entry of the registry; ``budget``: how many samples it may list (what
+    :data:`LISTED_LIMIT` leaves after the entries before it)."""
     if not isinstance(raw, dict):
         raise RegistryError(f"{where}: an entry must be an object, got {type(raw).__name__}")
     label = f"{where} ({raw.get('op', '?')} {raw.get('mode', '?')})"
@@ -200,12 +223,17 @@ def _entry(raw: object, where: str) -> Entry:
     samples = raw.get("samples")
     if isinstance(samples, str):
         try:
-            samples = list(parse_ranges(samples))
+            samples = list(parse_ranges(samples, budget))
         except ValueError as e:
-            raise RegistryError(f"{label}: samples {raw['samples']!r}: {e}") from None
+            raise RegistryError(f"{label}: samples {_clip(raw['samples'])}: {e}") from None
     if samples is not None:
         if not samples or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in samples):
             raise RegistryError(f"{label}: samples must be a non-empty list of sample indices (integers >= 0), got {samples!r}")
+        big = next((s for s in samples if s >= SAMPLE_LIMIT), None)
+        if big is not None:
+            raise RegistryError(f"{label}: sample {big} is past {SAMPLE_LIMIT - 1:,}, the largest sample index optests reads")
+        if len(samples) > budget:
+            raise RegistryError(f"{label}: samples: {_too_many(budget)}")
         if samples != sorted(set(samples)):
             raise RegistryError(f"{label}: samples must be sorted and unique, got {samples!r}")
     elif raw["status"] == Status.XFAIL.value:
@@ -258,14 +286,12 @@ def parse(text: str, path: str) -> list[Entry]:
 def parse_file(text: str, path: str) -> tuple[list[Entry], tuple[str, ...]]:
     """The entries of a registry file's text and the release series accepted into it."""
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except json.JSONDecodeError as e:
-        raise RegistryError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
-    except RegistryError as e:
-        raise RegistryError(f"{path}: {e}") from None
+        data = loads(text)
+    except JSONError as e:
+        raise RegistryError(e.at(path)) from None
     if not isinstance(data, dict):
         raise RegistryError(f'{path}: the registry must be a JSON object with "schema_version" and "entries"')
-    if data.get("schema_version") not in READABLE_VERSIONS:
+    if not readable_version(data.get("schema_version"), READABLE_VERSIONS):
         raise RegistryError(
             f"{path}: schema_version {data.get('schema_version')!r} is not supported (this optests reads "
             f"{', '.join(map(str, READABLE_VERSIONS))})"
@@ -281,8 +307,12 @@ def parse_file(text: str, path: str) -> tuple[list[Entry], tuple[str, ...]]:
     raw_entries = data.get("entries")
     if not isinstance(raw_entries, list):
         raise RegistryError(f'{path}: "entries" must be a list')
+    entries: list[Entry] = []
+    listed = 0
     try:
-        entries = [_entry(raw, f"entries[{i}]") for i, raw in enumerate(raw_entries)]
+        for i, raw in enumerate(raw_entries):
+            entries.append(_entry(raw, f"entries[{i}]", LISTED_LIMIT - listed))
+            listed += len(entries[-1].samples or ())
     except RegistryError as e:
         raise RegistryError(f"{path}: {e}") from None
     _check_consistency(entries, path, series)

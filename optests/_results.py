@@ -13,8 +13,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ._errors import InputError, JSONError
 from ._files import Busy, WriteError, claim, reason, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
+from ._json import loads
 from ._key import DEVICES, DTYPES, MODES, Mode, SampleKey
 
 #: 2 added ``tolerance`` to records and ``complete`` to the file; 3 added ``transform`` to records
@@ -192,8 +194,10 @@ def write(path: Path, results: Iterable[SampleResult], env: Mapping[str, str], c
         raise ResultsError(f"{path}: {describe_os_error(path, e, writing=True)}") from None
 
 
-class ResultsError(ValueError):
-    """A results file that cannot be read or written; the message names the file and what is wrong."""
+class ResultsError(InputError):
+    """A results file that cannot be read or written, or results that do not go together (two
+    torch versions, one sample with two outcomes); the message names the file and what is wrong.
+    Rewrite the file with optests (``optests merge`` reads a killed run's journal), or leave it out."""
 
 
 def describe_os_error(path: Path, e: OSError | UnicodeDecodeError, *, writing: bool = False) -> str:
@@ -215,18 +219,10 @@ def describe_os_error(path: Path, e: OSError | UnicodeDecodeError, *, writing: b
     return f"cannot {'write' if writing else 'read'}: {e.strerror or e}"
 
 
-class _NonFinite(ValueError):
-    """NaN or Infinity in a JSON file: Python's ``json`` reads them, but they are not JSON."""
-
-
-def _no_constant(name: str) -> Any:
-    raise _NonFinite(f"{name} is not valid JSON (optests never writes NaN or Infinity)")
-
-
-def loads(text: str) -> Any:
-    """``json.loads`` refusing NaN and Infinity, which it accepts by default: a
-    ``json.JSONDecodeError`` or a ``ValueError`` naming the constant."""
-    return json.loads(text, parse_constant=_no_constant)
+def readable_version(version: object, readable: tuple[int, ...]) -> bool:
+    """Whether a file's ``schema_version`` is one of ``readable``: an integer, not ``true`` (which
+    Python compares equal to 1) nor ``3.0``."""
+    return type(version) is int and version in readable
 
 
 class Journal:
@@ -283,7 +279,7 @@ class Journal:
 def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleResult]]:
     lines = text.split("\n")
     header = loads(lines[0])
-    if header.get("schema_version") not in READABLE_VERSIONS:
+    if not readable_version(header.get("schema_version"), READABLE_VERSIONS):
         raise ResultsError(
             f"{path}:1: journal schema_version {header.get('schema_version')!r} is not supported (this optests reads "
             f"{', '.join(map(str, READABLE_VERSIONS))})"
@@ -295,7 +291,9 @@ def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleRes
             continue
         try:
             record = SampleResult.from_json(loads(line))
-        except json.JSONDecodeError:
+        except JSONError as e:
+            if e.lineno is None:  # JSON, but not what optests writes
+                raise ResultsError(f"{path}:{n}: {e}") from None
             if n == len(lines):  # the last line, cut off when the writer was killed
                 break
             raise ResultsError(f"{path}:{n}: not a valid journal line") from None
@@ -340,13 +338,11 @@ def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bo
         if first.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in first:
             return (*_read_journal(path, text), False)
         data = loads(text)
-    except json.JSONDecodeError as e:
-        raise ResultsError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
-    except _NonFinite as e:
-        raise ResultsError(f"{path}: {e}") from None
+    except JSONError as e:
+        raise ResultsError(e.at(path)) from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise ResultsError(f'{path}: not an optests results file (no "kind": "{KIND}")')
-    if data.get("schema_version") not in READABLE_VERSIONS:
+    if not readable_version(data.get("schema_version"), READABLE_VERSIONS):
         raise ResultsError(
             f"{path}: schema_version {data.get('schema_version')!r} is not supported (this optests reads "
             f"{', '.join(map(str, READABLE_VERSIONS))})"

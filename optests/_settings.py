@@ -7,13 +7,14 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from ._errors import InputError
 from ._key import DEVICES, DTYPES, MODES, TRANSFORMS, Mode, parse_transforms
 
 BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
 _DB_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
-class SettingError(ValueError):
+class SettingError(InputError):
     """A bad option or ini value; the message names the option, the value and what is valid."""
 
 

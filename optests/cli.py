@@ -1,7 +1,8 @@
 """The ``optests`` command. Every error is one line on stderr, and the exit status says which
 kind it is: 2 for a usage or input error (the line names the file and what is wrong), 3 for an
-internal error of optests (the line names the file holding the traceback). 1 is kept for
-findings (``check``) and new failures (``diff``), so a crash never reads as a result."""
+internal error of optests (the line names the file holding the traceback), 130 for Ctrl-C and
+141 for a reader that went away. 1 is kept for findings (``check``) and new failures (``diff``),
+so a crash never reads as a result. :func:`main` is the one place that maps errors to these."""
 
 from __future__ import annotations
 
@@ -20,26 +21,22 @@ from typing import Any
 
 from . import __version__, _durations, _registry, _results, _settings
 from ._env import environment, now
-from ._files import WriteError, check_writable, write_json_atomic
+from ._errors import InputError
+from ._files import check_writable
 from ._key import DEVICES, DTYPES, MODES, TRANSFORMS
 
 EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
-_EXIT_HELP = "2 usage or input error, 3 internal error (a bug in optests; the traceback is saved to a file)"
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 128 + 2, 128 + 13  # as if killed by SIGINT, SIGPIPE, as shells report it
+_EXIT_HELP = "2 usage or input error, 3 internal error (a bug in optests; the traceback is saved to a file), 130 interrupted"
 
 
-class CommandError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
-
-
-#: Errors in what the user gave (options, files): one line and exit status 2.
-_USER_ERRORS: tuple[type[Exception], ...] = (CommandError, _results.ResultsError, _registry.RegistryError, WriteError)
+class CommandError(InputError):
+    """Options that do not go together, or that this machine cannot honour (``--device cuda``
+    without a GPU); the message says which. Change the options and run again."""
 
 
 def _read_results(path: str) -> tuple[dict[str, str], list[_results.SampleResult]]:
-    try:
-        return _results.read(Path(path))
-    except _results.ResultsError as e:
-        raise CommandError(str(e)) from None
+    return _results.read(Path(path))
 
 
 def _accept(args: argparse.Namespace) -> int:
@@ -53,11 +50,8 @@ def _accept(args: argparse.Namespace) -> int:
         raise CommandError(
             f"the results come from different torch versions ({', '.join(sorted(torch_versions))}); accept them one version at a time"
         )
-    try:
-        merged = _results.merge(loaded)
-        entries, new = _registry.accept_into(args.registry, merged.values(), torch_versions.pop())
-    except (_registry.RegistryError, _results.ResultsError, WriteError) as e:
-        raise CommandError(str(e)) from None
+    merged = _results.merge(loaded)
+    entries, new = _registry.accept_into(args.registry, merged.values(), torch_versions.pop())
     before, after = set(entries), set(new)
     print(
         f"{args.registry}: {len(merged)} samples from {len(args.results)} file(s); {len(after - before)} entries added or changed, {len(before - after)} removed or changed, {len(after)} in all"
@@ -69,30 +63,27 @@ def _check(args: argparse.Namespace) -> int:
     start, started = time.perf_counter(), now()
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
-    from . import _author, _opinfo, _repro
+    from . import _author, _repro
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
-    try:
-        modes = _settings.parse_choices("--modes", args.modes, MODES)
-        dtypes = _settings.parse_choices("--dtypes", args.dtypes, DTYPES)
-        timeout = _settings.parse_seconds("--timeout", args.timeout)
-        devices = _settings.parse_choices("--device", args.device, DEVICES)
-        if len(devices) > 1:
-            raise _settings.SettingError(f"--device: one device, not {args.device!r}")
-        if devices[0] == "cuda":
-            import torch
+    modes = _settings.parse_choices("--modes", args.modes, MODES)
+    dtypes = _settings.parse_choices("--dtypes", args.dtypes, DTYPES)
+    timeout = _settings.parse_seconds("--timeout", args.timeout)
+    devices = _settings.parse_choices("--device", args.device, DEVICES)
+    if len(devices) > 1:
+        raise _settings.SettingError(f"--device: one device, not {args.device!r}")
+    if devices[0] == "cuda":
+        import torch
 
-            if not torch.cuda.is_available():
-                raise CommandError("--device cuda: CUDA is not available on this machine")
-        entries = _registry.load(args.registry) if args.registry else []
-        _author.import_modules(args.imports)
-        samples = _author.load_samples(args.samples) if args.samples else None  # its module may register the op
-        transforms = _author.transforms_of(args.transforms)
-        targets = _author.resolve(args.ops)
-        if samples is not None and len(targets) > 1:
-            raise _author.AuthorError(f"--samples gives the samples of one op, but {len(targets)} ops were named")
-    except (_settings.SettingError, _registry.RegistryError, _author.AuthorError, _opinfo.DatabaseError) as e:
-        raise CommandError(str(e)) from None
+        if not torch.cuda.is_available():
+            raise CommandError("--device cuda: CUDA is not available on this machine")
+    entries = _registry.load(args.registry) if args.registry else []
+    _author.import_modules(args.imports)
+    samples = _author.load_samples(args.samples) if args.samples else None  # its module may register the op
+    transforms = _author.transforms_of(args.transforms)
+    targets = _author.resolve(args.ops)
+    if samples is not None and len(targets) > 1:
+        raise _author.AuthorError(f"--samples gives the samples of one op, but {len(targets)} ops were named")
     imported = time.perf_counter() - start
 
     import torch
@@ -100,12 +91,9 @@ def _check(args: argparse.Namespace) -> int:
     registry = _registry.Registry(entries, str(torch.__version__))
     checks, findings = [], []
     for target in targets:
-        try:
-            target_checks = _author.check_target(
-                target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, timeout=timeout
-            )
-        except _author.AuthorError as e:
-            raise CommandError(str(e)) from None
+        target_checks = _author.check_target(
+            target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, timeout=timeout
+        )
         derived = len({(c.dtype, c.sample, c.key.transform) for c in target_checks if c.key.transform})
         also = f" (and {derived} derived by {', '.join(transforms)})" if transforms else ""
         print(f"{target.name}: {len({(c.dtype, c.sample) for c in target_checks})} samples{also} x {len(modes)} modes")
@@ -166,10 +154,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    try:
-        env, records, complete = _results.merge_files(Path(p) for p in args.results)
-    except _results.ResultsError as e:
-        raise CommandError(str(e)) from None
+    env, records, complete = _results.merge_files(Path(p) for p in args.results)
     _results.write(args.out, records, env, complete=complete)
     partial = "" if complete else " (partial: a journal or an interrupted run among them)"
     print(f"{args.out}: {len(records)} samples from {len(args.results)} file(s){partial}")
@@ -177,17 +162,11 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _update_durations(args: argparse.Namespace) -> int:
-    try:
-        _, records, _ = _results.merge_files(Path(p) for p in args.results)
-        durations = _durations.load(args.out)
-    except (_results.ResultsError, _durations.DurationsError) as e:
-        raise CommandError(str(e)) from None
+    _, records, _ = _results.merge_files(Path(p) for p in args.results)
+    durations = _durations.load(args.out)
     fresh = _durations.of(records)
     durations.update(fresh)
-    try:
-        write_json_atomic(args.out, durations)
-    except OSError as e:
-        raise CommandError(f"{args.out}: {_results.describe_os_error(args.out, e, writing=True)}") from None
+    _durations.dump(args.out, durations)
     print(f"{args.out}: {len(fresh)} durations updated, {len(durations)} in all")
     return 0
 
@@ -213,33 +192,28 @@ def _history(args: argparse.Namespace) -> int:
 
     # every results file is read (and checked) before the database is opened, let alone created
     loaded = [(path, *_read_results(path)) for path in args.results] if args.history_command == "ingest" else []
-    try:
-        with history.History(args.db, create=args.history_command == "ingest") as db:
-            if args.history_command == "ingest":
-                for path, env, records in loaded:
-                    run, new = db.ingest(env, records, source=path, date=args.date)
-                    if new:
-                        print(
-                            f"{args.db}: ingested {path} as run {run.id} ({run.date}, torch {run.torch}, {run.samples} samples)"
-                        )
-                    else:
-                        print(f"{args.db}: {path} is already run {run.id}; nothing to do")
-            elif args.history_command == "list":
-                counts = db.counts()
-                for run in db.runs():
-                    c = counts.get(run.id)
-                    failed = sum(n for (_, outcome), n in c.items() if outcome == "failed") if c else 0
-                    print(
-                        f"run {run.id}  {run.date}  [{run.configuration.label}]  torch {run.torch}  {run.device}  "
-                        f"{run.samples} samples, {failed} failed  {run.source}"
-                    )
-            else:
-                like = history.configuration_of(*_read_results(args.like)) if args.like else None
-                run = db.run(args.run_ref, like)
-                _results.write(args.out, db.records(run), db.environment(run))
-                print(f"{args.out}: run {run.id} ({run.date}, {run.samples} samples)")
-    except history.HistoryError as e:
-        raise CommandError(str(e)) from None
+    with history.History(args.db, create=args.history_command == "ingest") as db:
+        if args.history_command == "ingest":
+            for path, env, records in loaded:
+                run, new = db.ingest(env, records, source=path, date=args.date)
+                if new:
+                    print(f"{args.db}: ingested {path} as run {run.id} ({run.date}, torch {run.torch}, {run.samples} samples)")
+                else:
+                    print(f"{args.db}: {path} is already run {run.id}; nothing to do")
+        elif args.history_command == "list":
+            counts = db.counts()
+            for run in db.runs():
+                c = counts.get(run.id)
+                failed = sum(n for (_, outcome), n in c.items() if outcome == "failed") if c else 0
+                print(
+                    f"run {run.id}  {run.date}  [{run.configuration.label}]  torch {run.torch}  {run.device}  "
+                    f"{run.samples} samples, {failed} failed  {run.source}"
+                )
+        else:
+            like = history.configuration_of(*_read_results(args.like)) if args.like else None
+            run = db.run(args.run_ref, like)
+            _results.write(args.out, db.records(run), db.environment(run))
+            print(f"{args.out}: run {run.id} ({run.date}, {run.samples} samples)")
     return 0
 
 
@@ -248,11 +222,8 @@ def _dashboard(args: argparse.Namespace) -> int:
     from . import _history as history
 
     start = time.perf_counter()
-    try:
-        with history.History(args.db) as db:
-            index = dashboard.build(db, args.out)
-    except (history.HistoryError, dashboard.DashboardError) as e:
-        raise CommandError(str(e)) from None
+    with history.History(args.db) as db:
+        index = dashboard.build(db, args.out)
     size = index.stat().st_size
     print(f"{index}: {size / 1024:.0f} KiB, built in {time.perf_counter() - start:.1f} s")
     return 0
@@ -409,21 +380,32 @@ def _crash_report(argv: Sequence[str]) -> Path:
     return Path(name)
 
 
+def _quiet_stdout() -> None:
+    """No second error when Python flushes a stdout whose reader went away, at exit."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Exit status 0 success, 1 findings or new failures, 2 usage or input error, 3 internal error."""
+    """Run one subcommand, and map what it raises to an exit status, here and nowhere else:
+    :class:`~optests._errors.InputError` 2 (its one-line message), Ctrl-C 130, a reader that went
+    away 141, anything else 3 (a bug in optests: its traceback saved to a file). Files are written
+    atomically, so an interrupted command leaves each as it was or as it would be."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
-    except _USER_ERRORS as e:
+    except InputError as e:
         print(f"optests {args.command}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"optests {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (optests history list | head): not a bug
-        try:  # no second BrokenPipeError when Python flushes stdout at exit
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return 128 + 13  # as if killed by SIGPIPE, as shells report it
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except Exception as e:  # a bug in optests: never exit 1, which reads as a result
         text = str(e).strip().splitlines()
         what = f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
