@@ -31,8 +31,9 @@ def load(path: Path) -> dict[str, float]:
         return {}
     except (OSError, UnicodeDecodeError) as e:
         raise DurationsError(f"{path}: {describe_os_error(path, e)}") from None
-    except JSONError as e:  # not JSON, or JSON that optests never writes
-        raise DurationsError(f"{path}: not a durations file ({e})") from None
+    except JSONError as e:  # not JSON (where, as json words it), or JSON that optests never writes
+        where = f": line {e.lineno} column {e.colno}" if e.lineno is not None else ""
+        raise DurationsError(f"{path}: not a durations file ({e.reason}{where})") from None
     if not isinstance(data, dict):
         raise DurationsError(f"{path}: not a durations file (expected an object of test id -> seconds)")
     for key, value in data.items():

@@ -193,6 +193,10 @@ def _registry_with(path: Path, value: str) -> None:
     path.write_text(json.dumps({"schema_version": 4, "entries": [entry]}).replace('"__VALUE__"', value))
 
 
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
 #: Every reader, as a command: BAD is the hostile file, GOOD a good results file.
 READERS: dict[str, tuple[list[str], Callable[[Path, str], None]]] = {
     "diff": (["diff", "GOOD", "BAD"], lambda p, v: _results_with(p, _field(v), v)),
@@ -200,7 +204,7 @@ READERS: dict[str, tuple[list[str], Callable[[Path, str], None]]] = {
     "ingest": (["history", "ingest", "BAD", "--db", "DB"], lambda p, v: _results_with(p, _field(v), v)),
     "merge-journal": (["merge", "BAD", "--out", "OUT"], lambda p, v: _journal_with(p, _field(v), v)),
     "registry": (["accept", "GOOD", "--registry", "BAD"], _registry_with),
-    "durations": (["durations", "GOOD", "--out", "BAD"], lambda p, v: p.write_text(f'{{"a": {v}}}')),
+    "durations": (["durations", "GOOD", "--out", "BAD"], lambda p, v: _write(p, f'{{"a": {v}}}')),
 }
 
 
