@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
+import functools
 import gzip
 import json
 import math
+import sys
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,7 @@ KIND = "optests-results"
 JOURNAL_KIND = "optests-results-journal"
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class SampleResult:
     """What happened to one sample in one mode, dtype and device."""
 
@@ -78,24 +81,9 @@ class SampleResult:
         return self.key.transform
 
     def to_json(self) -> dict[str, Any]:
-        k = self.key
-        return {
-            "id": k.id,
-            "op": k.op,
-            "variant": k.variant,
-            "db": self.db,
-            "mode": k.mode.value,
-            "dtype": k.dtype,
-            "device": k.device,
-            "sample": k.sample,
-            "transform": k.transform,
-            "outcome": self.outcome.value,
-            "stage": self.stage.value if self.stage else None,
-            "message": self.message,
-            "duration": round(self.duration, 4),
-            "verdict": self.verdict.value if self.verdict else "",
-            "tolerance": self.tolerance,
-        }
+        """The record as results files hold it, one entry per field of :data:`FIELDS`."""
+        key = self.key
+        return {f.name: f.encode(getattr(key if f.part == "key" else self, f.name)) for f in FIELDS}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> SampleResult:
@@ -103,68 +91,139 @@ class SampleResult:
         field and its value (``sample=-1, but expected null or an integer >= 0``)."""
         if not isinstance(d, Mapping):
             raise ValueError(f"a record must be a JSON object, got {type(d).__name__}")
-        unknown = set(d) - set(_FIELDS)
+        unknown = d.keys() - FIELD_NAMES
         if unknown:
             raise ValueError(f"unknown fields {sorted(unknown)}")
-        for name, required in _FIELDS.items():
-            if name not in d:
-                if required:
-                    raise ValueError(f"missing field {name!r}")
-            elif name in _TEXT and not isinstance(d[name], str):
-                raise ValueError(_bad(name, d[name], "a string"))
-        for name, valid in (("mode", MODES), ("dtype", DTYPES), ("device", DEVICES)):
-            if d[name] not in valid:
-                raise ValueError(_bad(name, d[name], f"one of {', '.join(valid)}"))
-        sample = d["sample"]
-        if sample is not None and (type(sample) is not int or sample < 0):
-            raise ValueError(_bad("sample", sample, "null or an integer >= 0"))
-        duration = d.get("duration", 0.0)
-        if type(duration) not in (int, float) or not math.isfinite(duration) or duration < 0:
-            raise ValueError(_bad("duration", duration, "a finite number of seconds >= 0"))
-        outcomes, stages = tuple(o.value for o in Outcome), tuple(s.value for s in Stage)
-        if d["outcome"] not in outcomes:
-            raise ValueError(_bad("outcome", d["outcome"], f"one of {', '.join(outcomes)}"))
-        stage = d.get("stage")
-        if stage is not None and stage not in stages:  # None: no stage, or an internal error of optests
-            raise ValueError(_bad("stage", stage, f"null or one of {', '.join(stages)}"))
-        verdict = d.get("verdict", "")
-        verdicts = tuple(v.value for v in Verdict)
-        if verdict and verdict not in verdicts:
-            raise ValueError(_bad("verdict", verdict, f"empty or one of {', '.join(verdicts)}"))
-        key = SampleKey.of_record(
-            d["id"], d["op"], d["variant"], d["mode"], d["dtype"], d["device"], sample, d.get("transform", "")
-        )
-        return cls(
-            key=key,
-            db=d["db"],
-            outcome=Outcome(d["outcome"]),
-            stage=Stage(stage) if stage is not None else None,
-            message=d.get("message", ""),
-            duration=duration,
-            verdict=Verdict(verdict) if verdict else None,
-            tolerance=d.get("tolerance", ""),
-        )
+        key: dict[str, Any] = {}
+        record: dict[str, Any] = {}
+        for f in FIELDS:
+            value = d.get(f.name, _ABSENT)
+            if value is _ABSENT:
+                if f.required:
+                    raise ValueError(f"missing field {f.name!r}")
+                value = f.default
+            problem = f.check(value)
+            if problem is not None:
+                raise ValueError(_bad(f.name, value, problem))
+            (key if f.part == "key" else record)[f.name] = f.decode(value)
+        return cls(key=SampleKey.of_record(**key), **record)
 
 
-#: A record's JSON fields, and whether each is required.
-_FIELDS = {
-    "id": True,
-    "op": True,
-    "variant": True,
-    "db": True,
-    "mode": True,
-    "dtype": True,
-    "device": True,
-    "sample": True,
-    "transform": False,
-    "outcome": True,
-    "stage": False,
-    "message": False,
-    "duration": False,
-    "verdict": False,
-    "tolerance": False,
-}
-_TEXT = ("id", "op", "variant", "db", "mode", "dtype", "device", "transform", "outcome", "message", "verdict", "tolerance")
+_ABSENT: Any = object()
+_NONE: Any = object()  # no value stands for "none" (a field every record has)
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """One field of a results record, declared once: its JSON name and value, how reading checks
+    it, and where the history keeps it. Results JSON (:meth:`SampleResult.to_json`,
+    :meth:`~SampleResult.from_json`), the history's columns, inserts and selects, the
+    fingerprint, the diff's JSON and the dashboard's data all derive from :data:`FIELDS`: a new
+    field is one line there (and, for the history, a migration that adds its column)."""
+
+    name: str
+    #: ``"key"``: part of the sample's identity, passed to :meth:`SampleKey.of_record` by name
+    #: (``id`` is checked against the others); ``"record"``: a field of :class:`SampleResult`.
+    part: str
+    required: bool
+    #: The JSON value of a record without the field.
+    default: Any
+    #: None if a JSON value is valid, else what was expected (``a string``).
+    check: Callable[[Any], str | None]
+    #: The JSON value of the attribute; the attribute of a checked JSON value.
+    encode: Callable[[Any], Any]
+    decode: Callable[[Any], Any]
+    #: Where the history keeps it: ``cases.COLUMN`` (one row per sample id), ``outcomes.COLUMN``
+    #: (one row per sample and run), or ``messages.text`` (each text stored once).
+    column: str
+    #: The results schema version that added it. A later field holding its default is left out
+    #: of the fingerprint, so that a run ingested before the field existed hashes the same.
+    since: int = 1
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def valid_text(value: str) -> str | None:
+    """None for text that can be written (as UTF-8, to a terminal or SQLite); else what it
+    should have been. JSON can spell a lone surrogate (``"\\ud800"``), which is no text."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "text without a lone surrogate"
+    return None
+
+
+def _is_text(value: Any) -> str | None:
+    return valid_text(value) if isinstance(value, str) else "a string"
+
+
+def _choice(values: Sequence[str], none: Any = _NONE) -> Callable[[Any], str | None]:
+    """One of ``values``, or ``none`` (``None``, ``""``) where a record may have none."""
+    allowed = frozenset(values)
+    words = f"one of {', '.join(values)}"
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, str) and value in allowed or (none is not _NONE and value == none and type(value) is type(none)):
+            return None
+        if none is None:
+            return f"null or {words}"
+        if not isinstance(value, str):
+            return "a string"
+        return words if none is _NONE else f"empty or {words}"
+
+    return check
+
+
+def _enum(cls: type[enum.Enum], none: Any = _NONE) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """Encode and decode an enum field; ``none`` (``None``, ``""``) stands for no value."""
+
+    def encode(value: Any) -> Any:
+        return none if value is None else value.value
+
+    def decode(value: Any) -> Any:
+        return None if none is not _NONE and value == none else cls(value)
+
+    return encode, decode
+
+
+def _sample(value: Any) -> str | None:
+    return None if value is None or (type(value) is int and value >= 0) else "null or an integer >= 0"
+
+
+def _duration(value: Any) -> str | None:
+    ok = type(value) in (int, float) and math.isfinite(value) and value >= 0
+    return None if ok else "a finite number of seconds >= 0"
+
+
+def _seconds(value: float) -> float:
+    return round(value, 4)
+
+
+_text = functools.partial(Field, check=_is_text, encode=_same, decode=sys.intern)  # repeated words: stored once
+
+#: A results record, field by field, in the order the contract lists them.
+FIELDS: tuple[Field, ...] = (
+    Field("id", "key", True, "", _is_text, _same, _same, "cases.key"),
+    _text("op", "key", True, "", column="cases.op"),
+    _text("variant", "key", True, "", column="cases.variant"),
+    _text("db", "record", True, "", column="cases.db"),
+    Field("mode", "key", True, "", _choice(MODES), str, sys.intern, "cases.mode"),
+    Field("dtype", "key", True, "", _choice(DTYPES), _same, sys.intern, "cases.dtype"),
+    Field("device", "key", True, "", _choice(DEVICES), _same, sys.intern, "cases.device"),
+    Field("sample", "key", True, None, _sample, _same, _same, "cases.sample"),
+    _text("transform", "key", False, "", column="cases.transform", since=3),
+    Field("outcome", "record", True, "", _choice([o.value for o in Outcome]), *_enum(Outcome), "outcomes.outcome"),
+    # null: no stage, or an internal error of optests
+    Field("stage", "record", False, None, _choice([s.value for s in Stage], None), *_enum(Stage, None), "outcomes.stage"),
+    Field("message", "record", False, "", _is_text, _same, _same, "messages.text"),
+    Field("duration", "record", False, 0.0, _duration, _seconds, _same, "outcomes.duration"),
+    Field("verdict", "record", False, "", _choice([v.value for v in Verdict], ""), *_enum(Verdict, ""), "outcomes.verdict"),
+    _text("tolerance", "record", False, "", column="outcomes.tolerance", since=2),
+)
+FIELD_NAMES = frozenset(f.name for f in FIELDS)
 
 
 def _bad(name: str, value: object, expected: str) -> str:
