@@ -166,7 +166,7 @@ def _choice(values: Sequence[str], none: Any = _NONE) -> Callable[[Any], str | N
     words = f"one of {', '.join(values)}"
 
     def check(value: Any) -> str | None:
-        if isinstance(value, str) and value in allowed or (none is not _NONE and value == none and type(value) is type(none)):
+        if (isinstance(value, str) and value in allowed) or (none is not _NONE and value == none and type(value) is type(none)):
             return None
         if none is None:
             return f"null or {words}"
