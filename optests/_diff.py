@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -115,20 +116,32 @@ class RunDiff:
         }
 
 
+def _by_id(records: Iterable[SampleResult]) -> list[SampleResult]:
+    """Sorted by id, one record per id (the last given, as a dict by id would keep)."""
+    out = sorted(records, key=lambda r: r.id)  # runs come sorted: linear
+    if any(a.id == b.id for a, b in itertools.pairwise(out)):
+        out = list({r.id: r for r in out}.values())
+    return out
+
+
 def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
-    before = {r.id: r for r in old}
-    after = {r.id: r for r in new}
+    """Both runs walked side by side in id order: no map of a million ids is built."""
+    before, after = _by_id(old), _by_id(new)
     changes = []
-    unchanged = 0
-    for key in sorted(before.keys() | after.keys()):
-        o, n = before.get(key), after.get(key)
-        if o is None:
-            changes.append(Change(Kind.ADDED, None, n))
-            continue
-        if n is None:
+    unchanged = i = j = 0
+    while i < len(before) or j < len(after):
+        o = before[i] if i < len(before) else None
+        n = after[j] if j < len(after) else None
+        if n is None or (o is not None and o.id < n.id):
             changes.append(Change(Kind.REMOVED, o, None))
+            i += 1
             continue
-        if _status(o) == _status(n):
+        if o is None or n.id < o.id:
+            changes.append(Change(Kind.ADDED, None, n))
+            j += 1
+            continue
+        i, j = i + 1, j + 1
+        if o.outcome is n.outcome and (o.outcome is not Outcome.FAILED or o.stage is n.stage):  # _status, unmade
             unchanged += 1
             continue
         was, now = o.outcome is Outcome.FAILED, n.outcome is Outcome.FAILED

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
 import gzip
+import io
 import json
 import math
+import os
+import re
+import stat
 import sys
+import tempfile
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from ._files import WriteError, write_json_atomic
+from . import _files
+from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEVICES, DTYPES, MODES, Mode, SampleKey
 
@@ -43,10 +50,15 @@ class SampleResult:
     #: Tolerances beyond ``assert_close``'s defaults that judged it: the OpInfo's own
     #: ``toleranceOverride``, or differences put down to float32 rounding (see the check).
     tolerance: str = ""
+    #: ``key.id``, made once: tools that sort, match and store a million records ask for it often.
+    _id: str = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_id", self.key.id)
 
     @property
     def id(self) -> str:
-        return self.key.id
+        return self._id
 
     @property
     def op(self) -> str:
@@ -96,16 +108,17 @@ class SampleResult:
             raise ValueError(f"unknown fields {sorted(unknown)}")
         key: dict[str, Any] = {}
         record: dict[str, Any] = {}
-        for f in FIELDS:
-            value = d.get(f.name, _ABSENT)
+        get = d.get
+        for name, required, default, check, decode, in_key in _PLAN:
+            value = get(name, _ABSENT)
             if value is _ABSENT:
-                if f.required:
-                    raise ValueError(f"missing field {f.name!r}")
-                value = f.default
-            problem = f.check(value)
+                if required:
+                    raise ValueError(f"missing field {name!r}")
+                value = default
+            problem = check(value)
             if problem is not None:
-                raise ValueError(_bad(f.name, value, problem))
-            (key if f.part == "key" else record)[f.name] = f.decode(value)
+                raise ValueError(_bad(name, value, problem))
+            (key if in_key else record)[name] = decode(value)
         return cls(key=SampleKey.of_record(**key), **record)
 
 
@@ -157,6 +170,8 @@ def valid_text(value: str) -> str | None:
 
 
 def _is_text(value: Any) -> str | None:
+    if type(value) is str and value.isascii():
+        return None
     return valid_text(value) if isinstance(value, str) else "a string"
 
 
@@ -224,6 +239,8 @@ FIELDS: tuple[Field, ...] = (
     _text("tolerance", "record", False, "", column="outcomes.tolerance", since=2),
 )
 FIELD_NAMES = frozenset(f.name for f in FIELDS)
+#: What ``from_json`` does with each field, unpacked once: a million records are read in a loop.
+_PLAN = tuple((f.name, f.required, f.default, f.check, f.decode, f.part == "key") for f in FIELDS)
 
 
 def _bad(name: str, value: object, expected: str) -> str:
@@ -235,18 +252,68 @@ def write(path: Path, results: Iterable[SampleResult], env: Mapping[str, str], c
     (interrupted, stopped by ``-x``, or merged from a killed run's journal)."""
     records = sorted(results, key=lambda r: r.id)
     try:
-        write_json_atomic(
-            path,
-            {
-                "schema_version": SCHEMA_VERSION,
-                "kind": KIND,
-                "complete": complete,
-                "environment": dict(env),
-                "samples": [r.to_json() for r in records],
-            },
-        )
+        _write_atomic(path, _document(records, env, complete))
     except OSError as e:
         raise ResultsError(f"{path}: {describe_os_error(path, e, writing=True)}") from None
+
+
+def _document(records: Iterable[SampleResult], env: Mapping[str, str], complete: bool) -> Iterator[str]:
+    """A results file's text a record at a time: byte for byte what ``write_json_atomic`` makes
+    of the whole (sorted keys, indent 2, a trailing newline), without the whole in memory."""
+    head = {"complete": complete, "environment": dict(env), "kind": KIND, "samples": [], "schema_version": SCHEMA_VERSION}
+    before, after = json.dumps(head, indent=2, sort_keys=True, allow_nan=False).split('"samples": []')
+    yield before + '"samples": ['
+    sep = "\n    "
+    encode = _RECORD.encode
+    for r in records:
+        # a record's values are scalars, and a newline in a string is escaped: its items, one a
+        # line, are what indent=2 makes of them (by json's C encoder, which indent would turn off)
+        yield sep + "{\n      " + encode(r.to_json())[1:-1] + "\n    }"
+        sep = ",\n    "
+    yield ("]" if sep == "\n    " else "\n  ]") + after + "\n"
+
+
+_RECORD = json.JSONEncoder(sort_keys=True, allow_nan=False, separators=(",\n      ", ": "))
+
+
+def _write_atomic(path: Path, chunks: Iterable[str]) -> None:
+    """``write_json_atomic``'s way (a temp file beside the target, fsync, rename; a symlink
+    followed, a read-only file refused, the mode kept; ``.gz`` compressed without a timestamp),
+    for text that comes in chunks."""
+    target = _files._target(path)
+    _files._refuse_read_only(target, path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as e:
+        raise WriteError(path, f"cannot be written: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            out: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) if path.name.endswith(".gz") else f
+            batch: list[str] = []
+            size = 0
+            for chunk in chunks:
+                batch.append(chunk)
+                size += len(chunk)
+                if size > _CHUNK:
+                    out.write("".join(batch).encode())
+                    batch, size = [], 0
+            out.write("".join(batch).encode())
+            if out is not f:
+                out.close()
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 class ResultsError(ValueError):
@@ -286,6 +353,10 @@ def loads(text: str) -> Any:
     return json.loads(text, parse_constant=_no_constant)
 
 
+#: What reads a results file's values one at a time: the same rules as :func:`loads`.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
 class Journal:
     """The records of a run as they arrive, one JSON line each, beside the results file
     (``RESULTS.partial``): a run that is killed keeps what it checked, and ``read`` (so
@@ -309,9 +380,10 @@ class Journal:
         self.path.unlink(missing_ok=True)
 
 
-def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleResult]]:
-    lines = text.split("\n")
-    header = loads(lines[0])
+def _read_journal(path: Path, lines: Iterator[tuple[str, bool]]) -> tuple[dict[str, str], list[SampleResult]]:
+    """A journal from its lines, each with whether a newline ends it (the last line of a killed
+    writer may be cut off: it is left out)."""
+    header = loads(next(lines)[0])
     if header.get("schema_version") not in READABLE_VERSIONS:
         raise ResultsError(
             f"{path}:1: journal schema_version {header.get('schema_version')!r} is not supported (this optests reads "
@@ -319,13 +391,13 @@ def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleRes
         )
     records = []
     seen: dict[str, int] = {}
-    for n, line in enumerate(lines[1:], 2):
+    for n, (line, ended) in enumerate(lines, 2):
         if not line.strip():
             continue
         try:
             record = SampleResult.from_json(loads(line))
         except json.JSONDecodeError:
-            if n == len(lines):  # the last line, cut off when the writer was killed
+            if not ended:  # the last line, cut off when the writer was killed
                 break
             raise ResultsError(f"{path}:{n}: not a valid journal line") from None
         except (KeyError, TypeError, ValueError) as e:
@@ -337,9 +409,22 @@ def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleRes
     return _environment(path, header), records
 
 
+def _lines(f: IO[str], buf: str) -> Iterator[tuple[str, bool]]:
+    """The lines of ``buf`` and what follows in ``f``, split at ``\n`` only."""
+    while True:
+        *done, buf = buf.split("\n")
+        for line in done:
+            yield line, True
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            yield buf, False
+            return
+        buf += chunk
+
+
 def _environment(path: Path, data: Mapping[str, Any]) -> dict[str, str]:
     env = data.get("environment", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+    if not isinstance(env, dict) or not all(isinstance(v, str) and valid_text(v) is None for v in env.values()):
         raise ResultsError(f'{path}: "environment" must be an object of strings, got {env!r}')
     return dict(env)
 
@@ -355,25 +440,146 @@ def _text(content: bytes) -> str:
     return (gzip.decompress(content) if content[:2] == b"\x1f\x8b" else content).decode("utf-8")
 
 
-def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bool]:
-    """:func:`read`, and whether the file holds a whole run: false for a journal, and for a
-    results file marked ``"complete": false`` (version 1 files did not say: taken as whole)."""
-    try:
-        text = _text(path.read_bytes())
-    except (OSError, UnicodeDecodeError) as e:
-        raise ResultsError(f"{path}: {describe_os_error(path, e)}") from None
-    except (EOFError, zlib.error, gzip.BadGzipFile):
-        raise ResultsError(f"{path}: a truncated or corrupt gzip file") from None
-    try:
-        first = text.split("\n", 1)[0]
-        if first.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in first:
-            return (*_read_journal(path, text), False)
-        data = loads(text)
-    except json.JSONDecodeError as e:
-        raise ResultsError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
-    except _NonFinite as e:
-        raise ResultsError(f"{path}: {e}") from None
-    if not isinstance(data, dict) or data.get("kind") != KIND:
+#: How much of a results file is read at a time.
+_CHUNK = 1 << 20
+#: The most text one record may take before a reader gives up looking for its end.
+_MAX_VALUE = 64 << 20
+
+
+class _Odd(Exception):
+    """A file the streaming reader leaves to the whole-file one, whose errors say what is wrong."""
+
+
+class _BadJSON(Exception):
+    def __init__(self, line: int, column: int, msg: str) -> None:
+        super().__init__(msg)
+        self.line, self.column, self.msg = line, column, msg
+
+
+class _Scanner:
+    """A JSON text read a chunk at a time and decoded a value at a time, so that a file of a
+    million records is never in memory whole, as text or as objects. Positions in errors are
+    those of the whole text (line and column, as ``json`` gives them)."""
+
+    _SPACE = re.compile(r"[ \t\n\r]*")
+
+    def __init__(self, f: IO[str], buf: str) -> None:
+        self.f, self.buf, self.pos, self.eof = f, buf, 0, False
+        self.line, self.column = 1, 0  # of buf[0]: its line, and its column less one
+
+    def _more(self) -> bool:
+        if self.eof:
+            return False
+        chunk = self.f.read(_CHUNK)
+        if not chunk:
+            self.eof = True
+            return False
+        if self.pos > _CHUNK:  # forget what has been read
+            done = self.buf[: self.pos]
+            newlines = done.count("\n")
+            self.line += newlines
+            self.column = self.pos - done.rfind("\n") - 1 if newlines else self.column + self.pos
+            self.buf, self.pos = self.buf[self.pos :], 0
+        self.buf += chunk
+        return True
+
+    def error(self, msg: str, pos: int | None = None) -> _BadJSON:
+        pos = self.pos if pos is None else pos
+        newlines = self.buf.count("\n", 0, pos)
+        if newlines:
+            return _BadJSON(self.line + newlines, pos - self.buf.rfind("\n", 0, pos), msg)
+        return _BadJSON(self.line, self.column + pos + 1, msg)
+
+    def peek(self) -> str:
+        """The next character that is not white space; empty at the end."""
+        while True:
+            match = self._SPACE.match(self.buf, self.pos)
+            assert match is not None
+            self.pos = match.end()
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                return ""
+
+    def expect(self, chars: str, msg: str) -> str:
+        c = self.peek()
+        if not c or c not in chars:
+            raise self.error(msg)
+        self.pos += 1
+        return c
+
+    def value(self) -> Any:
+        if not self.peek():
+            raise self.error("Expecting value")
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as e:
+                if len(self.buf) - self.pos > _MAX_VALUE or not self._more():
+                    raise self.error(e.msg, e.pos) from None
+                continue
+            if end < len(self.buf) or not self._more():  # a number may go on in the next chunk
+                self.pos = end
+                return value
+
+
+def _read_samples(path: Path, sc: _Scanner, records: list[SampleResult]) -> str | None:
+    """The records of ``"samples": [...]`` into ``records``; the first that is wrong, said in one
+    line, is returned rather than raised, to be reported after what is wrong with the file."""
+    sc.pos += 1  # [
+    if sc.peek() == "]":
+        sc.pos += 1
+        return None
+    problem, last, seen, i = None, "", None, 0
+    while True:
+        d = sc.value()
+        if problem is None:
+            try:
+                record = SampleResult.from_json(d)
+            except (KeyError, TypeError, ValueError) as e:
+                problem = f"samples[{i}]: {e}"
+            else:
+                id = record.id
+                if seen is None and id <= last and records:  # out of order: look for an id recorded twice
+                    seen = {r.id: j for j, r in enumerate(records)}
+                if seen is not None:
+                    if id in seen:
+                        problem = f"samples[{i}]: id {id!r} is recorded twice (first at samples[{seen[id]}])"
+                    seen[id] = i
+                records.append(record)
+                last = id
+        i += 1
+        if sc.expect(",]", "Expecting ',' delimiter") == "]":
+            return problem
+
+
+def _read_document(path: Path, sc: _Scanner) -> tuple[dict[str, str], list[SampleResult], bool]:
+    if sc.peek() != "{":
+        raise _Odd
+    sc.pos += 1
+    data: dict[str, Any] = {}
+    records: list[SampleResult] = []
+    problem = None
+    if sc.peek() == "}":
+        sc.pos += 1
+    else:
+        while True:
+            if sc.peek() != '"':
+                raise sc.error("Expecting property name enclosed in double quotes")
+            name = sc.value()
+            sc.expect(":", "Expecting ':' delimiter")
+            if name in data:
+                raise sc.error(f"{name!r} given twice")
+            if name == "samples" and sc.peek() == "[":
+                data[name] = records
+                problem = _read_samples(path, sc, records)
+            else:
+                data[name] = sc.value()
+            if sc.expect(",}", "Expecting ',' delimiter") == "}":
+                break
+    if sc.peek():
+        raise sc.error("Extra data")
+    if data.get("kind") != KIND:
         raise ResultsError(f'{path}: not an optests results file (no "kind": "{KIND}")')
     if data.get("schema_version") not in READABLE_VERSIONS:
         raise ResultsError(
@@ -383,21 +589,64 @@ def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bo
     samples = data.get("samples", [])
     if not isinstance(samples, list):
         raise ResultsError(f'{path}: "samples" must be a list, got {type(samples).__name__}')
-    records = []
-    seen: dict[str, int] = {}
-    for i, d in enumerate(samples):
-        try:
-            record = SampleResult.from_json(d)
-        except (KeyError, TypeError, ValueError) as e:
-            raise ResultsError(f"{path}: samples[{i}]: {e}") from None
-        if record.id in seen:
-            raise ResultsError(f"{path}: samples[{i}]: id {record.id!r} is recorded twice (first at samples[{seen[record.id]}])")
-        seen[record.id] = i
-        records.append(record)
+    if problem is not None:
+        raise ResultsError(f"{path}: {problem}")
     complete = data.get("complete", True)
     if not isinstance(complete, bool):
         raise ResultsError(f'{path}: "complete" must be true or false, got {complete!r}')
     return _environment(path, data), records, complete
+
+
+@contextlib.contextmanager
+def _open(path: Path) -> Iterator[IO[str]]:
+    """A results file as text, gzip-compressed or not, read as it is needed."""
+    with path.open("rb") as raw:
+        compressed = raw.peek(2)[:2] == b"\x1f\x8b"
+        with gzip.GzipFile(filename="", mode="rb", fileobj=raw) if compressed else contextlib.nullcontext(raw) as stream:
+            yield io.TextIOWrapper(stream, encoding="utf-8", newline="")
+
+
+def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bool]:
+    """:func:`read`, and whether the file holds a whole run: false for a journal, and for a
+    results file marked ``"complete": false`` (version 1 files did not say: taken as whole)."""
+    try:
+        with _open(path) as f:
+            buf = f.read(_CHUNK)
+            first = buf.split("\n", 1)[0]
+            if first.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in first:
+                return (*_read_journal(path, _lines(f, buf)), False)
+            return _read_document(path, _Scanner(f, buf))
+    except (OSError, UnicodeDecodeError, _Odd):
+        pass  # the whole file, read the usual way, says what is wrong
+    except (EOFError, zlib.error, gzip.BadGzipFile):
+        raise ResultsError(f"{path}: a truncated or corrupt gzip file") from None
+    except _BadJSON as e:
+        raise ResultsError(f"{path}:{e.line}:{e.column}: not valid JSON: {e.msg}") from None
+    except json.JSONDecodeError as e:  # a journal's header
+        raise ResultsError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    except _NonFinite as e:
+        raise ResultsError(f"{path}: {e}") from None
+    return _read_whole(path)
+
+
+def _read_whole(path: Path) -> tuple[dict[str, str], list[SampleResult], bool]:
+    """A results file read into memory whole: for what the streaming reader does not take (a
+    file that is not a JSON object, not UTF-8, or not there), so that the error says why."""
+    try:
+        text = _text(path.read_bytes())
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: {describe_os_error(path, e)}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile):
+        raise ResultsError(f"{path}: a truncated or corrupt gzip file") from None
+    try:
+        data = loads(text)
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    except _NonFinite as e:
+        raise ResultsError(f"{path}: {e}") from None
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise ResultsError(f'{path}: not an optests results file (no "kind": "{KIND}")')
+    raise ResultsError(f"{path}: not readable as a results file")  # the streaming reader takes any other
 
 
 def merge(record_sets: Iterable[Iterable[SampleResult]]) -> dict[str, SampleResult]:
