@@ -10,6 +10,7 @@ import dataclasses
 import enum
 import itertools
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -160,6 +161,18 @@ def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
 # -- reports ---------------------------------------------------------------------------------
 
 
+#: Characters that drive a terminal (C0 and C1 controls, DEL) or reorder what it shows
+#: (bidirectional overrides): a message from a results file could clear the screen or set
+#: the window's title with them.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters shown as escapes (``\\x1b``, ``\\x07``, ``\\u202e``): for
+    text from a results file or the history printed to a terminal or into markdown."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
 def first_line(text: str, limit: int = 300) -> str:
     """The message as one line of a report: its first line, cut at ``limit`` characters."""
     line = text.strip().splitlines()[0] if text.strip() else ""
@@ -200,7 +213,7 @@ def render_text(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, 
             for c in changes:
                 message = f": {first_line(c.message)}" if c.message else ""
                 lines.append(f"    sample {c.record.key.sample_text} {c.record.dtype} {c.record.device}: {c.transition}{message}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(printable, lines)) + "\n"
 
 
 def _md_escape(text: str) -> str:
@@ -243,14 +256,12 @@ def render_markdown(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[s
                         f"| `{_md_escape(op)}` | {mode} | {c.record.key.sample_text} | {c.transition} | {_md_escape(first_line(c.message, 200))} |"
                     )
         lines += ["", "</details>"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(printable, lines)) + "\n"
 
 
 def to_json(d: RunDiff) -> dict[str, Any]:
     def side(r: SampleResult | None) -> dict[str, Any] | None:
-        return (
-            None if r is None else {"outcome": r.outcome.value, "stage": r.stage.value if r.stage else None, "message": r.message}
-        )
+        return None if r is None else r.to_json()  # every field of the record, as results files hold it
 
     return {
         "summary": {**{k.value: n for k, n in ((k, d.counts()[k]) for k in Kind)}, "unchanged": d.unchanged},

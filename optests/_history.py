@@ -489,9 +489,7 @@ class History:
                 try:
                     out.append(SampleResult.from_json(dict(zip(names, row))))
                 except (ValueError, TypeError) as e:
-                    raise HistoryError(
-                        f"{self.path}: run {run.id}, sample {row[0]!r}: {e}; the database is damaged"
-                    ) from None
+                    raise HistoryError(f"{self.path}: run {run.id}, sample {row[0]!r}: {e}; the database is damaged") from None
         return out
 
     def environment(self, run: Run) -> dict[str, str]:
