@@ -295,18 +295,19 @@ def _write_atomic(path: Path, chunks: Iterable[str]) -> None:
         raise WriteError(path, f"cannot be written: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            out: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) if path.name.endswith(".gz") else f
+            # gzip.compress(mtime=0) is zlib's own gzip format (wbits=31): the same bytes, a chunk at a time
+            packer = zlib.compressobj(9, zlib.DEFLATED, 31) if path.name.endswith(".gz") else None
             batch: list[str] = []
             size = 0
             for chunk in chunks:
                 batch.append(chunk)
                 size += len(chunk)
                 if size > _CHUNK:
-                    out.write("".join(batch).encode())
+                    data = "".join(batch).encode()
+                    f.write(packer.compress(data) if packer else data)
                     batch, size = [], 0
-            out.write("".join(batch).encode())
-            if out is not f:
-                out.close()
+            data = "".join(batch).encode()
+            f.write(packer.compress(data) + packer.flush() if packer else data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
