@@ -169,7 +169,7 @@ class _Failing:
         record["message"] = _diff.first_line(r.message, MESSAGE_CHARS)
         command = repro_command(r)
         return [
-            *(self._values.setdefault((type(v), v), len(self._values)) for v in record.values()),
+            *(self._values.setdefault((type(v), v), len(self._values)) for v in (record.get(f.name, f.default) for f in FIELDS)),
             self._commands.setdefault(command, len(self._commands)) if command is not None else -1,
         ]
 

@@ -208,8 +208,8 @@ def fingerprint(env: Mapping[str, str], records: Sequence[SampleResult]) -> str:
     for r in sorted(records, key=lambda r: r.id):
         d = r.to_json()
         for f in later:
-            if d[f.name] == f.default:
-                del d[f.name]
+            if d.get(f.name, f.default) == f.default:
+                d.pop(f.name, None)
         h.update(json.dumps(d, sort_keys=True).encode())
     return h.hexdigest()
 

@@ -95,7 +95,11 @@ class SampleResult:
     def to_json(self) -> dict[str, Any]:
         """The record as results files hold it, one entry per field of :data:`FIELDS`."""
         key = self.key
-        return {f.name: f.encode(getattr(key if f.part == "key" else self, f.name)) for f in FIELDS}
+        out = {f.name: f.encode(getattr(key if f.part == "key" else self, f.name)) for f in FIELDS}
+        for f in _OMITTED:
+            if out[f.name] == f.default:
+                del out[f.name]
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> SampleResult:
@@ -152,6 +156,9 @@ class Field:
     #: The results schema version that added it. A later field holding its default is left out
     #: of the fingerprint, so that a run ingested before the field existed hashes the same.
     since: int = 1
+    #: Left out of results files where it holds its default (a file without it means the
+    #: default): files of runs that do not use the field keep the bytes they had before it.
+    omit_default: bool = False
 
 
 def _same(value: Any) -> Any:
@@ -240,6 +247,7 @@ FIELDS: tuple[Field, ...] = (
 )
 FIELD_NAMES = frozenset(f.name for f in FIELDS)
 #: What ``from_json`` does with each field, unpacked once: a million records are read in a loop.
+_OMITTED = tuple(f for f in FIELDS if f.omit_default)
 _PLAN = tuple((f.name, f.required, f.default, f.check, f.decode, f.part == "key") for f in FIELDS)
 
 
