@@ -39,7 +39,7 @@ def _records(n: int, seed: int, flip: float = 0.0) -> Iterator[dict[str, object]
     is flipped between passing and failing against the run of the same seed with no flip."""
     ops = max(1, n // (len(MODES) * 25))  # 25 samples per op and mode
     rng, flips = random.Random(seed), random.Random(seed + 1)
-    keys = []
+    keys: list[tuple[str, str, str, int]] = []
     for k in range(ops):
         op = f"op{k:05d}"
         for mode in MODES:

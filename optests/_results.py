@@ -224,26 +224,26 @@ def _seconds(value: float) -> float:
     return round(value, 4)
 
 
-_text = functools.partial(Field, check=_is_text, encode=_same, decode=sys.intern)  # repeated words: stored once
+_words = functools.partial(Field, check=_is_text, encode=_same, decode=sys.intern)  # repeated words: stored once
 
 #: A results record, field by field, in the order the contract lists them.
 FIELDS: tuple[Field, ...] = (
     Field("id", "key", True, "", _is_text, _same, _same, "cases.key"),
-    _text("op", "key", True, "", column="cases.op"),
-    _text("variant", "key", True, "", column="cases.variant"),
-    _text("db", "record", True, "", column="cases.db"),
+    _words("op", "key", True, "", column="cases.op"),
+    _words("variant", "key", True, "", column="cases.variant"),
+    _words("db", "record", True, "", column="cases.db"),
     Field("mode", "key", True, "", _choice(MODES), str, sys.intern, "cases.mode"),
     Field("dtype", "key", True, "", _choice(DTYPES), _same, sys.intern, "cases.dtype"),
     Field("device", "key", True, "", _choice(DEVICES), _same, sys.intern, "cases.device"),
     Field("sample", "key", True, None, _sample, _same, _same, "cases.sample"),
-    _text("transform", "key", False, "", column="cases.transform", since=3),
+    _words("transform", "key", False, "", column="cases.transform", since=3),
     Field("outcome", "record", True, "", _choice([o.value for o in Outcome]), *_enum(Outcome), "outcomes.outcome"),
     # null: no stage, or an internal error of optests
     Field("stage", "record", False, None, _choice([s.value for s in Stage], None), *_enum(Stage, None), "outcomes.stage"),
     Field("message", "record", False, "", _is_text, _same, _same, "messages.text"),
     Field("duration", "record", False, 0.0, _duration, _seconds, _same, "outcomes.duration"),
     Field("verdict", "record", False, "", _choice([v.value for v in Verdict], ""), *_enum(Verdict, ""), "outcomes.verdict"),
-    _text("tolerance", "record", False, "", column="outcomes.tolerance", since=2),
+    _words("tolerance", "record", False, "", column="outcomes.tolerance", since=2),
 )
 FIELD_NAMES = frozenset(f.name for f in FIELDS)
 #: What ``from_json`` does with each field, unpacked once: a million records are read in a loop.

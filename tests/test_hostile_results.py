@@ -53,7 +53,7 @@ sys.exit(cli.main(sys.argv[2:]))
 def test_a_full_disk_during_ingest_reports_the_real_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        import scale  # type: ignore[import-not-found]
+        import scale
     finally:
         sys.path.remove(str(ROOT / "bench"))
     db, small, big = tmp_path / "h.db", tmp_path / "small.json", tmp_path / "big.json"
