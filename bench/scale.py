@@ -76,11 +76,12 @@ def write_run(path: Path, n: int, seed: int = 0, flip: float = 0.0) -> None:
         f.write('\n  ],\n  "schema_version": 3\n}\n')
 
 
-def measure(argv: Sequence[str], code: Path, ok: Sequence[int] = (0,)) -> tuple[float, float]:
+def measure(argv: Sequence[str], code: Path, cwd: Path, ok: Sequence[int] = (0,)) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one process."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     start = time.perf_counter()
-    with subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
+    # not run from the checkout: "python -m" puts the current folder ahead of PYTHONPATH
+    with subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
         assert process.stderr is not None
         stderr = process.stderr.read().decode()  # to its end: the process has exited
         _, status, usage = os.wait4(process.pid, 0)
@@ -107,7 +108,7 @@ def run(size: int, work: Path, code: Path) -> list[tuple[str, float, float]]:
         ("ingest 2nd", [*cli, "history", "ingest", str(new), "--db", str(db)], (0,)),
         ("dashboard", [*cli, "dashboard", "--db", str(db), "--out", str(site)], (0,)),
     ]
-    return [(name, *measure(argv, code, ok)) for name, argv, ok in steps]
+    return [(name, *measure(argv, code, work, ok)) for name, argv, ok in steps]
 
 
 def report(size: int, rows: Sequence[tuple[str, float, float]]) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -66,3 +67,12 @@ def test_the_scale_bench_runs_each_command_on_a_synthetic_run(tmp_path: Path) ->
     assert (tmp_path / "merged.json").read_bytes() == (tmp_path / "old.json").read_bytes()
     lines = scale.report(200, rows)
     assert lines[0] == "200 records" and lines[2].split()[1:3] == [f"{rows[0][1]:.1f}", "1.00"]
+
+
+def test_the_scale_bench_measures_the_checkout_it_is_given(tmp_path: Path) -> None:
+    other = tmp_path / "other" / "optests"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("")
+    (other / "cli.py").write_text("raise SystemExit(7)\n")  # not this checkout's optests
+    seconds, mb = _scale().measure([sys.executable, "-m", "optests.cli"], other.parent, tmp_path, ok=(7,))
+    assert seconds > 0 and mb > 0
