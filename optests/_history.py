@@ -25,7 +25,7 @@ from ._files import Busy, WriteError, locked
 from ._findings import Outcome
 from ._key import transform_name
 from ._registry import RegistryError, release_series
-from ._results import FIELDS, Field, SampleResult, describe_os_error
+from ._results import FIELDS, Field, SampleResult, attribute, describe_os_error
 
 APPLICATION = "optests-history"
 #: Seconds a writer waits for another (the lock file, then SQLite's busy timeout) before giving up.
@@ -424,13 +424,15 @@ class History:
         """Each record's fields into the columns :data:`FIELDS` names, a row at a time (a run of a
         million records is not copied into rows first)."""
 
-        def values(r: SampleResult, fields: Sequence[Field]) -> tuple[Any, ...]:
-            return tuple(f.encode(getattr(r.key if f.part == "key" else r, f.name)) for f in fields)
+        def values(fields: Sequence[Field]) -> Callable[[SampleResult], tuple[Any, ...]]:
+            plan = [(attribute(f), f.encode) for f in fields]
+            return lambda r: tuple([encode(get(r)) for get, encode in plan])
 
         names = [f.column.split(".")[1] for f in _CASES]
+        case = values(_CASES)
         cur.executemany(
             f"INSERT INTO cases ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) ON CONFLICT (key) DO NOTHING",
-            (values(r, _CASES) for r in records),
+            (case(r) for r in records),
         )
         (text,) = _TEXTS
         cur.executemany(
@@ -438,12 +440,13 @@ class History:
             ((m,) for r in records if (m := getattr(r, text.name))),
         )
         names = [f.column.split(".")[1] for f in _OUTCOMES]
+        outcome = values(_OUTCOMES)
         (case_key,) = (f.column.split(".")[1] for f in _CASES if f.name == "id")
         cur.executemany(
             f"INSERT INTO outcomes (run, case_id, {', '.join(names)}, {text.name}) VALUES (?,"
             f" (SELECT id FROM cases WHERE {case_key} = ?), {', '.join('?' * len(names))},"
             " (SELECT id FROM messages WHERE text = ?))",
-            ((run_id, r.id, *values(r, _OUTCOMES), getattr(r, text.name) or None) for r in records),
+            ((run_id, r.id, *outcome(r), getattr(r, text.name) or None) for r in records),
         )
 
     # -- reading -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import gzip
 import io
 import json
 import math
+import operator
 import os
 import re
 import stat
@@ -94,8 +95,7 @@ class SampleResult:
 
     def to_json(self) -> dict[str, Any]:
         """The record as results files hold it, one entry per field of :data:`FIELDS`."""
-        key = self.key
-        out = {f.name: f.encode(getattr(key if f.part == "key" else self, f.name)) for f in FIELDS}
+        out = {name: encode(get(self)) for name, get, encode in _WRITE}
         for f in _OMITTED:
             if out[f.name] == f.default:
                 del out[f.name]
@@ -248,6 +248,14 @@ FIELDS: tuple[Field, ...] = (
 FIELD_NAMES = frozenset(f.name for f in FIELDS)
 #: What ``from_json`` does with each field, unpacked once: a million records are read in a loop.
 _OMITTED = tuple(f for f in FIELDS if f.omit_default)
+
+
+def attribute(f: Field) -> Callable[[SampleResult], Any]:
+    """How a record gives a field's value: its own attribute, its key's, or its id (made once)."""
+    return operator.attrgetter("_id" if f.name == "id" else f"key.{f.name}" if f.part == "key" else f.name)
+
+
+_WRITE = tuple((f.name, attribute(f), f.encode) for f in FIELDS)
 _PLAN = tuple((f.name, f.required, f.default, f.check, f.decode, f.part == "key") for f in FIELDS)
 
 
