@@ -27,7 +27,7 @@ from ._files import WriteError, write_atomic, write_json_atomic
 from ._findings import Outcome
 from ._history import Configuration, History, Run
 from ._key import transform_name
-from ._results import SampleResult, describe_os_error
+from ._results import FIELDS, SampleResult, describe_os_error
 from ._settings import BUILTIN_DBS
 
 MODE_ORDER = ("static", "dynamic", "static-nofunc", "dynamic-nofunc")
@@ -129,16 +129,18 @@ def differs(row: Sequence[Cell | None]) -> bool:
 
 class _Failing:
     """The failing samples behind the clickable cells, inlined once in the page as JSON (a page
-    opened from file:// cannot fetch a file beside it). Runs, messages and commands repeat across
+    opened from file:// cannot fetch a file beside it). Runs, values and commands repeat across
     cells and samples, so each is stored once and referenced by its index; a cell is
-    ``[run, op, mode, failed, checked, more, samples]``, a sample ``[sample, stage, message,
-    command]``, and the script words the panel from them."""
+    ``[run, op, mode, failed, checked, more, samples]``, a sample the index of the value of each
+    field of a record (``fields``, as :data:`~optests._results.FIELDS` declares them; the message
+    cut to its first line) and then of its command (-1: none). The script words the panel from
+    them, reading fields by name."""
 
     def __init__(self) -> None:
         self.cells: list[list[Any]] = []
         self._ids: dict[tuple[Configuration, str, str], int] = {}
         self._runs: dict[str, int] = {}
-        self._messages: dict[str, int] = {}
+        self._values: dict[tuple[type, Any], int] = {}
         self._commands: dict[str, int] = {}
 
     def add(self, config: Configuration, run: Run, op: str, mode: str, cell: Cell) -> int:
@@ -162,14 +164,13 @@ class _Failing:
             )
         return self._ids[key]
 
-    def _row(self, r: SampleResult) -> list[str | int]:
-        """[sample, stage, message index, command index (-1: none)]"""
-        message = _diff.first_line(r.message, MESSAGE_CHARS)
+    def _row(self, r: SampleResult) -> list[int]:
+        """The index of each field's value, then of the command (-1: none)."""
+        record = r.to_json()
+        record["message"] = _diff.first_line(r.message, MESSAGE_CHARS)
         command = repro_command(r)
         return [
-            r.key.sample_text,
-            r.stage.value if r.stage else "",
-            self._messages.setdefault(message, len(self._messages)),
+            *(self._values.setdefault((type(v), v), len(self._values)) for v in (record.get(f.name, f.default) for f in FIELDS)),
             self._commands.setdefault(command, len(self._commands)) if command is not None else -1,
         ]
 
@@ -177,7 +178,8 @@ class _Failing:
         data = {
             "cells": self.cells,
             "commands": list(self._commands),
-            "messages": list(self._messages),
+            "fields": [f.name for f in FIELDS],
+            "values": [v for _, v in self._values],
             "runs": list(self._runs),
             "no_command": f"none: optests check names the ops of {', '.join(BUILTIN_DBS)} only",
         }
@@ -535,13 +537,15 @@ _JS = """
     filter.addEventListener('input',apply);only.addEventListener('change',apply);
   });
   var data=JSON.parse(document.getElementById('failing-data').textContent),panel=document.getElementById('detail');
+  function get(s,name){return data.values[s[data.fields.indexOf(name)]];}
   function td(tr,text,code){var c=document.createElement('td');if(code){var k=document.createElement('code');k.textContent=text;c.appendChild(k);}else{c.textContent=text;}tr.appendChild(c);}
   function show(c){
     document.getElementById('detail-title').textContent=c[1]+' '+c[2]+': '+c[3]+' of '+c[4]+' samples fail';
     document.getElementById('detail-where').textContent=data.runs[c[0]];
     var body=panel.querySelector('tbody');body.textContent='';
     c[6].forEach(function(s){
-      var tr=document.createElement('tr');td(tr,s[0]);td(tr,s[1]);td(tr,data.messages[s[2]]);td(tr,s[3]<0?data.no_command:data.commands[s[3]],s[3]>=0);body.appendChild(tr);
+      var tr=document.createElement('tr'),t=get(s,'transform'),k=s[s.length-1];
+      td(tr,get(s,'sample')+(t?' '+t:''));td(tr,get(s,'stage')||'');td(tr,get(s,'message'));td(tr,k<0?data.no_command:data.commands[k],k>=0);body.appendChild(tr);
     });
     document.getElementById('detail-more').textContent=c[5]?'and '+c[5]+' more failing samples, not listed here; the command checks them all.':'';
     panel.hidden=false;

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -115,20 +117,32 @@ class RunDiff:
         }
 
 
+def _by_id(records: Iterable[SampleResult]) -> list[SampleResult]:
+    """Sorted by id, one record per id (the last given, as a dict by id would keep)."""
+    out = sorted(records, key=lambda r: r.id)  # runs come sorted: linear
+    if any(a.id == b.id for a, b in itertools.pairwise(out)):
+        out = list({r.id: r for r in out}.values())
+    return out
+
+
 def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
-    before = {r.id: r for r in old}
-    after = {r.id: r for r in new}
+    """Both runs walked side by side in id order: no map of a million ids is built."""
+    before, after = _by_id(old), _by_id(new)
     changes = []
-    unchanged = 0
-    for key in sorted(before.keys() | after.keys()):
-        o, n = before.get(key), after.get(key)
-        if o is None:
-            changes.append(Change(Kind.ADDED, None, n))
-            continue
-        if n is None:
+    unchanged = i = j = 0
+    while i < len(before) or j < len(after):
+        o = before[i] if i < len(before) else None
+        n = after[j] if j < len(after) else None
+        if n is None or (o is not None and o.id < n.id):
             changes.append(Change(Kind.REMOVED, o, None))
+            i += 1
             continue
-        if _status(o) == _status(n):
+        if o is None or n.id < o.id:
+            changes.append(Change(Kind.ADDED, None, n))
+            j += 1
+            continue
+        i, j = i + 1, j + 1
+        if o.outcome is n.outcome and (o.outcome is not Outcome.FAILED or o.stage is n.stage):  # _status, unmade
             unchanged += 1
             continue
         was, now = o.outcome is Outcome.FAILED, n.outcome is Outcome.FAILED
@@ -145,6 +159,18 @@ def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
 
 
 # -- reports ---------------------------------------------------------------------------------
+
+
+#: Characters that drive a terminal (C0 and C1 controls, DEL) or reorder what it shows
+#: (bidirectional overrides): a message from a results file could clear the screen or set
+#: the window's title with them.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters shown as escapes (``\\x1b``, ``\\x07``, ``\\u202e``): for
+    text from a results file or the history printed to a terminal or into markdown."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
 
 
 def first_line(text: str, limit: int = 300) -> str:
@@ -187,7 +213,7 @@ def render_text(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, 
             for c in changes:
                 message = f": {first_line(c.message)}" if c.message else ""
                 lines.append(f"    sample {c.record.key.sample_text} {c.record.dtype} {c.record.device}: {c.transition}{message}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(printable, lines)) + "\n"
 
 
 def _md_escape(text: str) -> str:
@@ -230,14 +256,12 @@ def render_markdown(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[s
                         f"| `{_md_escape(op)}` | {mode} | {c.record.key.sample_text} | {c.transition} | {_md_escape(first_line(c.message, 200))} |"
                     )
         lines += ["", "</details>"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(printable, lines)) + "\n"
 
 
 def to_json(d: RunDiff) -> dict[str, Any]:
     def side(r: SampleResult | None) -> dict[str, Any] | None:
-        return (
-            None if r is None else {"outcome": r.outcome.value, "stage": r.stage.value if r.stage else None, "message": r.message}
-        )
+        return None if r is None else r.to_json()  # every field of the record, as results files hold it
 
     return {
         "summary": {**{k.value: n for k, n in ((k, d.counts()[k]) for k in Kind)}, "unchanged": d.unchanged},

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import gzip
 import json
 import os
 import re
@@ -15,7 +14,8 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,9 +158,40 @@ def check_writable(path: Path) -> None:
     os.close(fd)
 
 
-def write_atomic(path: Path, content: bytes) -> None:
+#: How much text :func:`write_atomic` gathers from chunks before writing (and compressing) it.
+_BATCH = 1 << 20
+
+
+def _pieces(content: bytes | Iterable[str | bytes], compress: bool) -> Iterator[bytes]:
+    """``content`` (bytes, or chunks of text or bytes) in pieces of about :data:`_BATCH` bytes,
+    gzip-compressed where ``compress`` says: ``zlib``'s gzip format (``wbits=31``, level 9) gives
+    the bytes of ``gzip.compress(data, mtime=0)``, a piece at a time."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31) if compress else None
+    for data in [content] if isinstance(content, bytes) else _batched(content):
+        yield packer.compress(data) if packer else data
+    if packer:
+        yield packer.flush()
+
+
+def _batched(chunks: Iterable[str | bytes]) -> Iterator[bytes]:
+    batch: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        data = chunk.encode() if isinstance(chunk, str) else chunk
+        batch.append(data)
+        size += len(data)
+        if size > _BATCH:
+            yield b"".join(batch)
+            batch, size = [], 0
+    yield b"".join(batch)
+
+
+def write_atomic(path: Path, content: bytes | Iterable[str | bytes]) -> None:
     """Write ``content`` to ``path`` atomically: to a temp file beside it, renamed into place, so
     a crash mid-write leaves the old file intact. Every file optests writes goes through here.
+    ``content`` is bytes, or an iterable of chunks (text, as UTF-8, or bytes) written as they
+    come, so that a large file is never in memory whole. A path ending in ``.gz`` is
+    gzip-compressed, with no timestamp: the same content, the same bytes.
     A symlink is followed (its target is replaced); a read-only file is refused. The file keeps
     the mode of the one it replaces, or gets the one ``open`` would give (a temp file's own is
     owner-only). The temp file is removed if the write fails or the process is interrupted
@@ -185,7 +216,8 @@ def write_atomic(path: Path, content: bytes) -> None:
         try:
             fd, tmp = _open_temp(target)
             with os.fdopen(fd, "wb", closefd=False) as f:  # the descriptor (so the lock) outlives the rename
-                f.write(content)
+                for piece in _pieces(content, path.name.endswith(".gz")):
+                    f.write(piece)
                 f.flush()
                 os.fsync(f.fileno())
             os.fchmod(fd, mode)
@@ -206,7 +238,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     Infinity. A path ending in ``.gz`` is gzip-compressed, with no timestamp: the same data,
     the same bytes."""
     text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
-    write_atomic(path, gzip.compress(text.encode(), mtime=0) if path.name.endswith(".gz") else text.encode())
+    write_atomic(path, text.encode())
 
 
 class Busy(WriteError):

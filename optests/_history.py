@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import datetime
 import hashlib
+import itertools
 import json
 import sqlite3
 from collections import Counter, defaultdict
@@ -22,10 +23,10 @@ from typing import Any
 from ._env import now
 from ._errors import InputError
 from ._files import Busy, WriteError, locked
-from ._findings import Outcome, Stage, Verdict
-from ._key import SampleKey, transform_name
+from ._findings import Outcome
+from ._key import transform_name
 from ._registry import RegistryError, release_series
-from ._results import SampleResult, describe_os_error
+from ._results import FIELDS, Field, SampleResult, attribute, describe_os_error
 
 APPLICATION = "optests-history"
 #: Seconds a writer waits for another (the lock file, then SQLite's busy timeout) before giving up.
@@ -106,7 +107,27 @@ MIGRATIONS: list[str | Callable[[sqlite3.Cursor], None]] = [
     ALTER TABLE cases ADD COLUMN transform TEXT NOT NULL DEFAULT ''
     """,
     _add_configurations,
+    # 4: a record's tolerance (results schema 2), which ingest had left out
+    """
+    ALTER TABLE outcomes ADD COLUMN tolerance TEXT NOT NULL DEFAULT ''
+    """,
 ]
+
+
+def _columns(table: str) -> list[Field]:
+    """The record fields the history keeps in ``table`` (``cases``, ``outcomes``, ``messages``)."""
+    return [f for f in FIELDS if f.column.split(".")[0] == table]
+
+
+#: Where each field of a record is stored (see ``Field.column``): the sample's identity once per
+#: sample id in ``cases``; what happened in each run in ``outcomes``; texts once in ``messages``,
+#: referenced from ``outcomes`` by a column named after the field.
+_CASES, _OUTCOMES, _TEXTS = _columns("cases"), _columns("outcomes"), _columns("messages")
+assert len(_TEXTS) == 1 and len(FIELDS) == len(_CASES) + len(_OUTCOMES) + len(_TEXTS)
+_SELECT = ", ".join(
+    f"c.{f.column.split('.')[1]}" if f in _CASES else f"o.{f.column.split('.')[1]}" if f in _OUTCOMES else "COALESCE(m.text, '')"
+    for f in FIELDS
+)
 
 
 class HistoryError(InputError):
@@ -180,12 +201,16 @@ def _run(row: tuple[Any, ...]) -> Run:
 
 
 def fingerprint(env: Mapping[str, str], records: Sequence[SampleResult]) -> str:
+    """The sha256 of a run: its environment and every field of its records, sorted by id. A field
+    added to results after version 1 counts only where it holds more than its default, so a run
+    ingested before it existed hashes the same."""
+    later = [f for f in FIELDS if f.since > 1]
     h = hashlib.sha256(json.dumps(dict(env), sort_keys=True).encode())
     for r in sorted(records, key=lambda r: r.id):
         d = r.to_json()
-        for field in ("tolerance", "transform"):  # added in results schemas 2 and 3: a run ingested before hashes the same
-            if not d[field]:
-                del d[field]
+        for f in later:
+            if d.get(f.name, f.default) == f.default:
+                d.pop(f.name, None)
         h.update(json.dumps(d, sort_keys=True).encode())
     return h.hexdigest()
 
@@ -276,6 +301,8 @@ class History:
             raise HistoryError(f"{self.path}: not a usable optests history database ({e})") from None
         except sqlite3.DatabaseError as e:
             raise HistoryError(f"{self.path}: not a usable optests history database ({e})") from None
+        except UnicodeEncodeError as e:  # a lone surrogate, as a file name can hold one
+            raise HistoryError(f"{self.path}: cannot store {e.object[e.start : e.end]!r}: it is not text") from None
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Cursor]:
@@ -284,10 +311,14 @@ class History:
         cur.execute("BEGIN IMMEDIATE")
         try:
             yield cur
+            cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk does): a second ROLLBACK would
+            # fail and hide the error that says what went wrong
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    cur.execute("ROLLBACK")
             raise
-        cur.execute("COMMIT")
 
     def _version(self) -> int | None:
         """The schema version the database records; None for an empty database."""
@@ -349,11 +380,14 @@ class History:
             raise HistoryError(f"{source}: date {date!r} is not ISO 8601 (e.g. 2026-11-22T03:00:00+00:00)") from None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=datetime.timezone.utc)
-        date = parsed.astimezone(datetime.timezone.utc).isoformat(timespec="seconds")
-        ids = Counter(r.id for r in records)
-        twice = sorted(i for i, n in ids.items() if n > 1)
-        if twice:
-            raise HistoryError(f"{source}: id {twice[0]!r} is recorded twice; a run holds one record per sample")
+        try:
+            date = parsed.astimezone(datetime.timezone.utc).isoformat(timespec="seconds")
+        except OverflowError:  # 0001-01-01T00:00:00+01:00 is in year 0 in UTC
+            raise HistoryError(f"{source}: date {date!r} is out of range (years 1 to 9999 in UTC)") from None
+        records = sorted(records, key=lambda r: r.id)
+        twice = next((a.id for a, b in itertools.pairwise(records) if a.id == b.id), None)
+        if twice is not None:
+            raise HistoryError(f"{source}: id {twice!r} is recorded twice; a run holds one record per sample")
         key = fingerprint(env, records)
         with self._errors():
             row = self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE fingerprint = ?", (key,)).fetchone()
@@ -372,22 +406,7 @@ class History:
                 )  # fmt: skip
                 run_id = cur.lastrowid
                 assert run_id is not None
-                cur.executemany(
-                    "INSERT INTO cases (key, op, variant, db, mode, dtype, device, sample, transform)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                    [(r.id, r.op, r.variant, r.db, r.mode.value, r.dtype, r.device, r.sample, r.transform) for r in records],
-                )
-                cur.executemany(
-                    "INSERT INTO messages (text) VALUES (?) ON CONFLICT (text) DO NOTHING",
-                    [(m,) for m in sorted({r.message for r in records if r.message})],
-                )
-                case_ids = self._ids(cur, "cases", "key", [r.id for r in records])
-                message_ids = self._ids(cur, "messages", "text", [r.message for r in records if r.message])
-                cur.executemany(
-                    "INSERT INTO outcomes (run, case_id, outcome, stage, verdict, duration, message) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(run_id, case_ids[r.id], r.outcome.value, r.stage.value if r.stage else None, r.verdict.value if r.verdict else "",
-                      round(r.duration, 4), message_ids.get(r.message)) for r in records],
-                )  # fmt: skip
+                self._insert_records(cur, run_id, records)
                 counts = Counter((r.mode.value, r.outcome.value) for r in records)
                 cur.executemany(
                     "INSERT INTO run_counts (run, mode, outcome, count) VALUES (?, ?, ?, ?)",
@@ -402,15 +421,34 @@ class History:
             return self.run(run_id), True
 
     @staticmethod
-    def _ids(cur: sqlite3.Cursor, table: str, column: str, values: Sequence[str]) -> dict[str, int]:
-        wanted = set(values)
-        ids: dict[str, int] = {}
-        chunk = sorted(wanted)
-        for i in range(0, len(chunk), 500):
-            part = chunk[i : i + 500]
-            marks = ", ".join("?" * len(part))
-            ids.update(cur.execute(f"SELECT {column}, id FROM {table} WHERE {column} IN ({marks})", part).fetchall())
-        return ids
+    def _insert_records(cur: sqlite3.Cursor, run_id: int, records: Sequence[SampleResult]) -> None:
+        """Each record's fields into the columns :data:`FIELDS` names, a row at a time (a run of a
+        million records is not copied into rows first)."""
+
+        def values(fields: Sequence[Field]) -> Callable[[SampleResult], tuple[Any, ...]]:
+            plan = [(attribute(f), f.encode) for f in fields]
+            return lambda r: tuple([encode(get(r)) for get, encode in plan])
+
+        names = [f.column.split(".")[1] for f in _CASES]
+        case = values(_CASES)
+        cur.executemany(
+            f"INSERT INTO cases ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) ON CONFLICT (key) DO NOTHING",
+            (case(r) for r in records),
+        )
+        (text,) = _TEXTS
+        cur.executemany(
+            "INSERT INTO messages (text) VALUES (?) ON CONFLICT (text) DO NOTHING",
+            ((m,) for r in records if (m := getattr(r, text.name))),
+        )
+        names = [f.column.split(".")[1] for f in _OUTCOMES]
+        outcome = values(_OUTCOMES)
+        (case_key,) = (f.column.split(".")[1] for f in _CASES if f.name == "id")
+        cur.executemany(
+            f"INSERT INTO outcomes (run, case_id, {', '.join(names)}, {text.name}) VALUES (?,"
+            f" (SELECT id FROM cases WHERE {case_key} = ?), {', '.join('?' * len(names))},"
+            " (SELECT id FROM messages WHERE text = ?))",
+            ((run_id, r.id, *outcome(r), getattr(r, text.name) or None) for r in records),
+        )
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -441,19 +479,22 @@ class History:
         raise HistoryError(f"{self.path}: no run with id {n} (ids: {', '.join(str(r.id) for r in runs) or 'none'})")
 
     def records(self, run: Run) -> list[SampleResult]:
+        """The run's records, sorted by id, each checked as a results file's are: a damaged row
+        is a :class:`HistoryError` that names it."""
+        names = [f.name for f in FIELDS]
+        out = []
         with self._errors():
             rows = self._db.execute(
-                "SELECT c.key, c.op, c.variant, c.db, c.mode, c.dtype, c.device, c.sample, c.transform,"
-                " o.outcome, o.stage, m.text, o.duration, o.verdict"
-                " FROM outcomes o JOIN cases c ON c.id = o.case_id LEFT JOIN messages m ON m.id = o.message"
-                " WHERE o.run = ? ORDER BY c.key",
+                f"SELECT {_SELECT} FROM outcomes o JOIN cases c ON c.id = o.case_id"
+                " LEFT JOIN messages m ON m.id = o.message WHERE o.run = ? ORDER BY c.key",
                 (run.id,),
-            ).fetchall()
-        return [
-            SampleResult(SampleKey.of_record(key, op, variant, mode, dtype, device, sample, transform), db, Outcome(outcome),
-                         Stage(stage) if stage else None, message or "", duration, Verdict(verdict) if verdict else None)
-            for key, op, variant, db, mode, dtype, device, sample, transform, outcome, stage, message, duration, verdict in rows
-        ]  # fmt: skip
+            )
+            for row in rows:
+                try:
+                    out.append(SampleResult.from_json(dict(zip(names, row))))
+                except (ValueError, TypeError) as e:
+                    raise HistoryError(f"{self.path}: run {run.id}, sample {row[0]!r}: {e}; the database is damaged") from None
+        return out
 
     def environment(self, run: Run) -> dict[str, str]:
         """The run's environment, as a results file records it."""

@@ -53,13 +53,19 @@ def _int(text: str) -> int:
     return value
 
 
+def duplicate_key(key: str) -> JSONError:
+    """The error for ``key`` given twice in one object (also raised by readers that take an
+    object's members one at a time)."""
+    return JSONError(f"duplicate JSON key {key!r}")
+
+
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     d = dict(pairs)
     if len(d) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise JSONError(f"duplicate JSON key {key!r}")
+                raise duplicate_key(key)
             seen.add(key)
     return d
 
@@ -84,6 +90,21 @@ def _refuse_surrogates(data: Any) -> None:
             stack.extend(item)
 
 
+#: The strict decoder: NaN, Infinity, numbers out of a double's range and duplicate keys raise
+#: :class:`~optests._errors.JSONError` as they are decoded. A reader that decodes a text a value
+#: at a time (``DECODER.raw_decode``) also turns ``RecursionError`` into a ``JSONError`` and calls
+#: :func:`check_strings`, as :func:`loads` does.
+DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float, parse_int=_int, object_pairs_hook=_object)
+
+
+def check_strings(value: Any, text: str | None = None) -> None:
+    """Raise :class:`~optests._errors.JSONError` for a lone surrogate in a string of ``value``
+    (decoded by :data:`DECODER`); ``text``, the JSON it was decoded from, lets a value whose
+    text spells no surrogate go unwalked."""
+    if text is None or _MAYBE_SURROGATE.search(text) is not None:
+        _refuse_surrogates(value)
+
+
 def loads(text: str) -> Any:
     """``text`` as JSON, read strictly: a :class:`~optests._errors.JSONError` for text that is
     not JSON (with its line and column), for NaN, Infinity and numbers out of a double's range,
@@ -91,13 +112,12 @@ def loads(text: str) -> Any:
     by default), for nesting too deep to read, for lone surrogates in strings, and for a key given
     twice in one object."""
     try:
-        data = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int, object_pairs_hook=_object)
+        data = DECODER.decode(text)
     except json.JSONDecodeError as e:
         raise JSONError(e.msg, e.lineno, e.colno) from None
     except JSONError:
         raise
     except RecursionError:
         raise JSONError("arrays or objects nested too deeply to read") from None
-    if _MAYBE_SURROGATE.search(text) is not None:
-        _refuse_surrogates(data)
+    check_strings(data, text)
     return data

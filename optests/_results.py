@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
+import functools
 import gzip
+import io
 import json
 import math
+import operator
 import os
+import re
+import sys
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ._errors import InputError, JSONError
-from ._files import Busy, WriteError, claim, reason, write_json_atomic
+from ._files import Busy, WriteError, claim, reason, write_atomic
 from ._findings import Outcome, Stage, Verdict
-from ._json import loads
+from ._json import DECODER, check_strings, duplicate_key, loads
 from ._key import DEVICES, DTYPES, MODES, Mode, SampleKey
 
 #: 2 added ``tolerance`` to records and ``complete`` to the file; 3 added ``transform`` to records
@@ -28,7 +34,7 @@ KIND = "optests-results"
 JOURNAL_KIND = "optests-results-journal"
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class SampleResult:
     """What happened to one sample in one mode, dtype and device."""
 
@@ -44,10 +50,15 @@ class SampleResult:
     #: Tolerances beyond ``assert_close``'s defaults that judged it: the OpInfo's own
     #: ``toleranceOverride``, or differences put down to float32 rounding (see the check).
     tolerance: str = ""
+    #: ``key.id``, made once: tools that sort, match and store a million records ask for it often.
+    _id: str = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_id", self.key.id)
 
     @property
     def id(self) -> str:
-        return self.key.id
+        return self._id
 
     @property
     def op(self) -> str:
@@ -82,24 +93,12 @@ class SampleResult:
         return self.key.transform
 
     def to_json(self) -> dict[str, Any]:
-        k = self.key
-        return {
-            "id": k.id,
-            "op": k.op,
-            "variant": k.variant,
-            "db": self.db,
-            "mode": k.mode.value,
-            "dtype": k.dtype,
-            "device": k.device,
-            "sample": k.sample,
-            "transform": k.transform,
-            "outcome": self.outcome.value,
-            "stage": self.stage.value if self.stage else None,
-            "message": self.message,
-            "duration": round(self.duration, 4),
-            "verdict": self.verdict.value if self.verdict else "",
-            "tolerance": self.tolerance,
-        }
+        """The record as results files hold it, one entry per field of :data:`FIELDS`."""
+        out = {name: encode(get(self)) for name, get, encode in _WRITE}
+        for f in _OMITTED:
+            if out[f.name] == f.default:
+                del out[f.name]
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> SampleResult:
@@ -107,68 +106,156 @@ class SampleResult:
         field and its value (``sample=-1, but expected null or an integer >= 0``)."""
         if not isinstance(d, Mapping):
             raise ValueError(f"a record must be a JSON object, got {type(d).__name__}")
-        unknown = set(d) - set(_FIELDS)
+        unknown = d.keys() - FIELD_NAMES
         if unknown:
             raise ValueError(f"unknown fields {sorted(unknown)}")
-        for name, required in _FIELDS.items():
-            if name not in d:
+        key: dict[str, Any] = {}
+        record: dict[str, Any] = {}
+        get = d.get
+        for name, required, default, check, decode, in_key in _PLAN:
+            value = get(name, _ABSENT)
+            if value is _ABSENT:
                 if required:
                     raise ValueError(f"missing field {name!r}")
-            elif name in _TEXT and not isinstance(d[name], str):
-                raise ValueError(_bad(name, d[name], "a string"))
-        for name, valid in (("mode", MODES), ("dtype", DTYPES), ("device", DEVICES)):
-            if d[name] not in valid:
-                raise ValueError(_bad(name, d[name], f"one of {', '.join(valid)}"))
-        sample = d["sample"]
-        if sample is not None and (type(sample) is not int or sample < 0):
-            raise ValueError(_bad("sample", sample, "null or an integer >= 0"))
-        duration = d.get("duration", 0.0)
-        if type(duration) not in (int, float) or not math.isfinite(duration) or duration < 0:
-            raise ValueError(_bad("duration", duration, "a finite number of seconds >= 0"))
-        outcomes, stages = tuple(o.value for o in Outcome), tuple(s.value for s in Stage)
-        if d["outcome"] not in outcomes:
-            raise ValueError(_bad("outcome", d["outcome"], f"one of {', '.join(outcomes)}"))
-        stage = d.get("stage")
-        if stage is not None and stage not in stages:  # None: no stage, or an internal error of optests
-            raise ValueError(_bad("stage", stage, f"null or one of {', '.join(stages)}"))
-        verdict = d.get("verdict", "")
-        verdicts = tuple(v.value for v in Verdict)
-        if verdict and verdict not in verdicts:
-            raise ValueError(_bad("verdict", verdict, f"empty or one of {', '.join(verdicts)}"))
-        key = SampleKey.of_record(
-            d["id"], d["op"], d["variant"], d["mode"], d["dtype"], d["device"], sample, d.get("transform", "")
-        )
-        return cls(
-            key=key,
-            db=d["db"],
-            outcome=Outcome(d["outcome"]),
-            stage=Stage(stage) if stage is not None else None,
-            message=d.get("message", ""),
-            duration=duration,
-            verdict=Verdict(verdict) if verdict else None,
-            tolerance=d.get("tolerance", ""),
-        )
+                value = default
+            problem = check(value)
+            if problem is not None:
+                raise ValueError(_bad(name, value, problem))
+            (key if in_key else record)[name] = decode(value)
+        return cls(key=SampleKey.of_record(**key), **record)
 
 
-#: A record's JSON fields, and whether each is required.
-_FIELDS = {
-    "id": True,
-    "op": True,
-    "variant": True,
-    "db": True,
-    "mode": True,
-    "dtype": True,
-    "device": True,
-    "sample": True,
-    "transform": False,
-    "outcome": True,
-    "stage": False,
-    "message": False,
-    "duration": False,
-    "verdict": False,
-    "tolerance": False,
-}
-_TEXT = ("id", "op", "variant", "db", "mode", "dtype", "device", "transform", "outcome", "message", "verdict", "tolerance")
+_ABSENT: Any = object()
+_NONE: Any = object()  # no value stands for "none" (a field every record has)
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """One field of a results record, declared once: its JSON name and value, how reading checks
+    it, and where the history keeps it. Results JSON (:meth:`SampleResult.to_json`,
+    :meth:`~SampleResult.from_json`), the history's columns, inserts and selects, the
+    fingerprint, the diff's JSON and the dashboard's data all derive from :data:`FIELDS`: a new
+    field is one line there (and, for the history, a migration that adds its column)."""
+
+    name: str
+    #: ``"key"``: part of the sample's identity, passed to :meth:`SampleKey.of_record` by name
+    #: (``id`` is checked against the others); ``"record"``: a field of :class:`SampleResult`.
+    part: str
+    required: bool
+    #: The JSON value of a record without the field.
+    default: Any
+    #: None if a JSON value is valid, else what was expected (``a string``).
+    check: Callable[[Any], str | None]
+    #: The JSON value of the attribute; the attribute of a checked JSON value.
+    encode: Callable[[Any], Any]
+    decode: Callable[[Any], Any]
+    #: Where the history keeps it: ``cases.COLUMN`` (one row per sample id), ``outcomes.COLUMN``
+    #: (one row per sample and run), or ``messages.text`` (each text stored once).
+    column: str
+    #: The results schema version that added it. A later field holding its default is left out
+    #: of the fingerprint, so that a run ingested before the field existed hashes the same.
+    since: int = 1
+    #: Left out of results files where it holds its default (a file without it means the
+    #: default): files of runs that do not use the field keep the bytes they had before it.
+    omit_default: bool = False
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def valid_text(value: str) -> str | None:
+    """None for text that can be written (as UTF-8, to a terminal or SQLite); else what it
+    should have been. JSON can spell a lone surrogate (``"\\ud800"``), which is no text."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "text without a lone surrogate"
+    return None
+
+
+def _is_text(value: Any) -> str | None:
+    if type(value) is str and value.isascii():
+        return None
+    return valid_text(value) if isinstance(value, str) else "a string"
+
+
+def _choice(values: Sequence[str], none: Any = _NONE) -> Callable[[Any], str | None]:
+    """One of ``values``, or ``none`` (``None``, ``""``) where a record may have none."""
+    allowed = frozenset(values)
+    words = f"one of {', '.join(values)}"
+
+    def check(value: Any) -> str | None:
+        if (isinstance(value, str) and value in allowed) or (none is not _NONE and value == none and type(value) is type(none)):
+            return None
+        if none is None:
+            return f"null or {words}"
+        if not isinstance(value, str):
+            return "a string"
+        return words if none is _NONE else f"empty or {words}"
+
+    return check
+
+
+def _enum(cls: type[enum.Enum], none: Any = _NONE) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """Encode and decode an enum field; ``none`` (``None``, ``""``) stands for no value."""
+
+    def encode(value: Any) -> Any:
+        return none if value is None else value.value
+
+    def decode(value: Any) -> Any:
+        return None if none is not _NONE and value == none else cls(value)
+
+    return encode, decode
+
+
+def _sample(value: Any) -> str | None:
+    return None if value is None or (type(value) is int and value >= 0) else "null or an integer >= 0"
+
+
+def _duration(value: Any) -> str | None:
+    ok = type(value) in (int, float) and math.isfinite(value) and value >= 0
+    return None if ok else "a finite number of seconds >= 0"
+
+
+def _seconds(value: float) -> float:
+    return round(value, 4)
+
+
+_words = functools.partial(Field, check=_is_text, encode=_same, decode=sys.intern)  # repeated words: stored once
+
+#: A results record, field by field, in the order the contract lists them.
+FIELDS: tuple[Field, ...] = (
+    Field("id", "key", True, "", _is_text, _same, _same, "cases.key"),
+    _words("op", "key", True, "", column="cases.op"),
+    _words("variant", "key", True, "", column="cases.variant"),
+    _words("db", "record", True, "", column="cases.db"),
+    Field("mode", "key", True, "", _choice(MODES), str, sys.intern, "cases.mode"),
+    Field("dtype", "key", True, "", _choice(DTYPES), _same, sys.intern, "cases.dtype"),
+    Field("device", "key", True, "", _choice(DEVICES), _same, sys.intern, "cases.device"),
+    Field("sample", "key", True, None, _sample, _same, _same, "cases.sample"),
+    _words("transform", "key", False, "", column="cases.transform", since=3),
+    Field("outcome", "record", True, "", _choice([o.value for o in Outcome]), *_enum(Outcome), "outcomes.outcome"),
+    # null: no stage, or an internal error of optests
+    Field("stage", "record", False, None, _choice([s.value for s in Stage], None), *_enum(Stage, None), "outcomes.stage"),
+    Field("message", "record", False, "", _is_text, _same, _same, "messages.text"),
+    Field("duration", "record", False, 0.0, _duration, _seconds, _same, "outcomes.duration"),
+    Field("verdict", "record", False, "", _choice([v.value for v in Verdict], ""), *_enum(Verdict, ""), "outcomes.verdict"),
+    _words("tolerance", "record", False, "", column="outcomes.tolerance", since=2),
+)
+FIELD_NAMES = frozenset(f.name for f in FIELDS)
+#: What ``from_json`` does with each field, unpacked once: a million records are read in a loop.
+_OMITTED = tuple(f for f in FIELDS if f.omit_default)
+
+
+def attribute(f: Field) -> Callable[[SampleResult], Any]:
+    """How a record gives a field's value: its own attribute, its key's, or its id (made once)."""
+    return operator.attrgetter("_id" if f.name == "id" else f"key.{f.name}" if f.part == "key" else f.name)
+
+
+_WRITE = tuple((f.name, attribute(f), f.encode) for f in FIELDS)
+_PLAN = tuple((f.name, f.required, f.default, f.check, f.decode, f.part == "key") for f in FIELDS)
 
 
 def _bad(name: str, value: object, expected: str) -> str:
@@ -180,18 +267,28 @@ def write(path: Path, results: Iterable[SampleResult], env: Mapping[str, str], c
     (interrupted, stopped by ``-x``, or merged from a killed run's journal)."""
     records = sorted(results, key=lambda r: r.id)
     try:
-        write_json_atomic(
-            path,
-            {
-                "schema_version": SCHEMA_VERSION,
-                "kind": KIND,
-                "complete": complete,
-                "environment": dict(env),
-                "samples": [r.to_json() for r in records],
-            },
-        )
+        write_atomic(path, _document(records, env, complete))
     except OSError as e:
         raise ResultsError(f"{path}: {describe_os_error(path, e, writing=True)}") from None
+
+
+def _document(records: Iterable[SampleResult], env: Mapping[str, str], complete: bool) -> Iterator[str]:
+    """A results file's text a record at a time: byte for byte what ``write_json_atomic`` makes
+    of the whole (sorted keys, indent 2, a trailing newline), without the whole in memory."""
+    head = {"complete": complete, "environment": dict(env), "kind": KIND, "samples": [], "schema_version": SCHEMA_VERSION}
+    before, after = json.dumps(head, indent=2, sort_keys=True, allow_nan=False).split('"samples": []')
+    yield before + '"samples": ['
+    sep = "\n    "
+    encode = _RECORD.encode
+    for r in records:
+        # a record's values are scalars, and a newline in a string is escaped: its items, one a
+        # line, are what indent=2 makes of them (by json's C encoder, which indent would turn off)
+        yield sep + "{\n      " + encode(r.to_json())[1:-1] + "\n    }"
+        sep = ",\n    "
+    yield ("]" if sep == "\n    " else "\n  ]") + after + "\n"
+
+
+_RECORD = json.JSONEncoder(sort_keys=True, allow_nan=False, separators=(",\n      ", ": "))
 
 
 class ResultsError(InputError):
@@ -276,9 +373,10 @@ class Journal:
         self.close()
 
 
-def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleResult]]:
-    lines = text.split("\n")
-    header = loads(lines[0])
+def _read_journal(path: Path, lines: Iterator[tuple[str, bool]]) -> tuple[dict[str, str], list[SampleResult]]:
+    """A journal from its lines, each with whether a newline ends it (the last line of a killed
+    writer may be cut off: it is left out)."""
+    header = loads(next(lines)[0])
     if not readable_version(header.get("schema_version"), READABLE_VERSIONS):
         raise ResultsError(
             f"{path}:1: journal schema_version {header.get('schema_version')!r} is not supported (this optests reads "
@@ -286,7 +384,7 @@ def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleRes
         )
     records = []
     seen: dict[str, int] = {}
-    for n, line in enumerate(lines[1:], 2):
+    for n, (line, ended) in enumerate(lines, 2):
         if not line.strip():
             continue
         try:
@@ -294,7 +392,7 @@ def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleRes
         except JSONError as e:
             if e.lineno is None:  # JSON, but not what optests writes
                 raise ResultsError(f"{path}:{n}: {e}") from None
-            if n == len(lines):  # the last line, cut off when the writer was killed
+            if not ended:  # the last line, cut off when the writer was killed
                 break
             raise ResultsError(f"{path}:{n}: not a valid journal line") from None
         except (KeyError, TypeError, ValueError) as e:
@@ -306,9 +404,22 @@ def _read_journal(path: Path, text: str) -> tuple[dict[str, str], list[SampleRes
     return _environment(path, header), records
 
 
+def _lines(f: IO[str], buf: str) -> Iterator[tuple[str, bool]]:
+    """The lines of ``buf`` and what follows in ``f``, split at ``\n`` only."""
+    while True:
+        *done, buf = buf.split("\n")
+        for line in done:
+            yield line, True
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            yield buf, False
+            return
+        buf += chunk
+
+
 def _environment(path: Path, data: Mapping[str, Any]) -> dict[str, str]:
     env = data.get("environment", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+    if not isinstance(env, dict) or not all(isinstance(v, str) and valid_text(v) is None for v in env.values()):
         raise ResultsError(f'{path}: "environment" must be an object of strings, got {env!r}')
     return dict(env)
 
@@ -324,23 +435,149 @@ def _text(content: bytes) -> str:
     return (gzip.decompress(content) if content[:2] == b"\x1f\x8b" else content).decode("utf-8")
 
 
-def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bool]:
-    """:func:`read`, and whether the file holds a whole run: false for a journal, and for a
-    results file marked ``"complete": false`` (version 1 files did not say: taken as whole)."""
-    try:
-        text = _text(path.read_bytes())
-    except (OSError, UnicodeDecodeError) as e:
-        raise ResultsError(f"{path}: {describe_os_error(path, e)}") from None
-    except (EOFError, zlib.error, gzip.BadGzipFile):
-        raise ResultsError(f"{path}: a truncated or corrupt gzip file") from None
-    try:
-        first = text.split("\n", 1)[0]
-        if first.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in first:
-            return (*_read_journal(path, text), False)
-        data = loads(text)
-    except JSONError as e:
-        raise ResultsError(e.at(path)) from None
-    if not isinstance(data, dict) or data.get("kind") != KIND:
+#: How much of a results file is read at a time.
+_CHUNK = 1 << 20
+#: The most text one record may take before a reader gives up looking for its end.
+_MAX_VALUE = 64 << 20
+
+
+class _Odd(Exception):
+    """A file the streaming reader leaves to the whole-file one, whose errors say what is wrong."""
+
+
+class _Scanner:
+    """A JSON text read a chunk at a time and decoded a value at a time, so that a file of a
+    million records is never in memory whole, as text or as objects. Values are decoded by the
+    rules of :func:`~optests._json.loads` (its decoder, and its check for lone surrogates);
+    positions in errors are those of the whole text (line and column, as ``json`` gives them)."""
+
+    _SPACE = re.compile(r"[ \t\n\r]*")
+
+    def __init__(self, f: IO[str], buf: str) -> None:
+        self.f, self.buf, self.pos, self.eof = f, buf, 0, False
+        self.line, self.column = 1, 0  # of buf[0]: its line, and its column less one
+
+    def _more(self) -> bool:
+        if self.eof:
+            return False
+        chunk = self.f.read(_CHUNK)
+        if not chunk:
+            self.eof = True
+            return False
+        if self.pos > _CHUNK:  # forget what has been read
+            done = self.buf[: self.pos]
+            newlines = done.count("\n")
+            self.line += newlines
+            self.column = self.pos - done.rfind("\n") - 1 if newlines else self.column + self.pos
+            self.buf, self.pos = self.buf[self.pos :], 0
+        self.buf += chunk
+        return True
+
+    def error(self, msg: str, pos: int | None = None) -> JSONError:
+        pos = self.pos if pos is None else pos
+        newlines = self.buf.count("\n", 0, pos)
+        if newlines:
+            return JSONError(msg, self.line + newlines, pos - self.buf.rfind("\n", 0, pos))
+        return JSONError(msg, self.line, self.column + pos + 1)
+
+    def peek(self) -> str:
+        """The next character that is not white space; empty at the end."""
+        while True:
+            match = self._SPACE.match(self.buf, self.pos)
+            assert match is not None
+            self.pos = match.end()
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                return ""
+
+    def expect(self, chars: str, msg: str) -> str:
+        c = self.peek()
+        if not c or c not in chars:
+            raise self.error(msg)
+        self.pos += 1
+        return c
+
+    def value(self, where: str = "") -> Any:
+        """The next value; a lone surrogate in its strings is refused with ``where`` (the record
+        or member that holds it) in front of the message."""
+        if not self.peek():
+            raise self.error("Expecting value")
+        while True:
+            try:
+                value, end = DECODER.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as e:
+                if len(self.buf) - self.pos > _MAX_VALUE or not self._more():
+                    raise self.error(e.msg, e.pos) from None
+                continue
+            except RecursionError:
+                raise JSONError("arrays or objects nested too deeply to read") from None
+            if end < len(self.buf) or not self._more():  # a number may go on in the next chunk
+                try:
+                    check_strings(value, self.buf[self.pos : end])
+                except JSONError as e:
+                    raise JSONError(f"{where}{e}") from None
+                self.pos = end
+                return value
+
+
+def _read_samples(path: Path, sc: _Scanner, records: list[SampleResult]) -> str | None:
+    """The records of ``"samples": [...]`` into ``records``; the first that is wrong, said in one
+    line, is returned rather than raised, to be reported after what is wrong with the file."""
+    sc.pos += 1  # [
+    if sc.peek() == "]":
+        sc.pos += 1
+        return None
+    problem, last, seen, i = None, "", None, 0
+    while True:
+        d = sc.value(f"samples[{i}]: ")
+        if problem is None:
+            try:
+                record = SampleResult.from_json(d)
+            except (KeyError, TypeError, ValueError) as e:
+                problem = f"samples[{i}]: {e}"
+            else:
+                id = record.id
+                if seen is None and id <= last and records:  # out of order: look for an id recorded twice
+                    seen = {r.id: j for j, r in enumerate(records)}
+                if seen is not None:
+                    if id in seen:
+                        problem = f"samples[{i}]: id {id!r} is recorded twice (first at samples[{seen[id]}])"
+                    seen[id] = i
+                records.append(record)
+                last = id
+        i += 1
+        if sc.expect(",]", "Expecting ',' delimiter") == "]":
+            return problem
+
+
+def _read_document(path: Path, sc: _Scanner) -> tuple[dict[str, str], list[SampleResult], bool]:
+    if sc.peek() != "{":
+        raise _Odd
+    sc.pos += 1
+    data: dict[str, Any] = {}
+    records: list[SampleResult] = []
+    problem = None
+    if sc.peek() == "}":
+        sc.pos += 1
+    else:
+        while True:
+            if sc.peek() != '"':
+                raise sc.error("Expecting property name enclosed in double quotes")
+            name = sc.value()
+            sc.expect(":", "Expecting ':' delimiter")
+            if name in data:
+                raise duplicate_key(name)
+            if name == "samples" and sc.peek() == "[":
+                data[name] = records
+                problem = _read_samples(path, sc, records)
+            else:
+                data[name] = sc.value(f"{json.dumps(name)}: ")
+            if sc.expect(",}", "Expecting ',' delimiter") == "}":
+                break
+    if sc.peek():
+        raise sc.error("Extra data")
+    if data.get("kind") != KIND:
         raise ResultsError(f'{path}: not an optests results file (no "kind": "{KIND}")')
     if not readable_version(data.get("schema_version"), READABLE_VERSIONS):
         raise ResultsError(
@@ -350,21 +587,58 @@ def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bo
     samples = data.get("samples", [])
     if not isinstance(samples, list):
         raise ResultsError(f'{path}: "samples" must be a list, got {type(samples).__name__}')
-    records = []
-    seen: dict[str, int] = {}
-    for i, d in enumerate(samples):
-        try:
-            record = SampleResult.from_json(d)
-        except (KeyError, TypeError, ValueError) as e:
-            raise ResultsError(f"{path}: samples[{i}]: {e}") from None
-        if record.id in seen:
-            raise ResultsError(f"{path}: samples[{i}]: id {record.id!r} is recorded twice (first at samples[{seen[record.id]}])")
-        seen[record.id] = i
-        records.append(record)
+    if problem is not None:
+        raise ResultsError(f"{path}: {problem}")
     complete = data.get("complete", True)
     if not isinstance(complete, bool):
         raise ResultsError(f'{path}: "complete" must be true or false, got {complete!r}')
     return _environment(path, data), records, complete
+
+
+@contextlib.contextmanager
+def _open(path: Path) -> Iterator[IO[str]]:
+    """A results file as text, gzip-compressed or not, read as it is needed."""
+    with path.open("rb") as raw:
+        compressed = raw.peek(2)[:2] == b"\x1f\x8b"
+        with gzip.GzipFile(filename="", mode="rb", fileobj=raw) if compressed else contextlib.nullcontext(raw) as stream:
+            yield io.TextIOWrapper(stream, encoding="utf-8", newline="")
+
+
+def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bool]:
+    """:func:`read`, and whether the file holds a whole run: false for a journal, and for a
+    results file marked ``"complete": false`` (version 1 files did not say: taken as whole)."""
+    try:
+        with _open(path) as f:
+            buf = f.read(_CHUNK)
+            first = buf.split("\n", 1)[0]
+            if first.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in first:
+                return (*_read_journal(path, _lines(f, buf)), False)
+            return _read_document(path, _Scanner(f, buf))
+    except (OSError, UnicodeDecodeError, _Odd):
+        pass  # the whole file, read the usual way, says what is wrong
+    except (EOFError, zlib.error, gzip.BadGzipFile):
+        raise ResultsError(f"{path}: a truncated or corrupt gzip file") from None
+    except JSONError as e:
+        raise ResultsError(e.at(path)) from None
+    return _read_whole(path)
+
+
+def _read_whole(path: Path) -> tuple[dict[str, str], list[SampleResult], bool]:
+    """A results file read into memory whole: for what the streaming reader does not take (a
+    file that is not a JSON object, not UTF-8, or not there), so that the error says why."""
+    try:
+        text = _text(path.read_bytes())
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: {describe_os_error(path, e)}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile):
+        raise ResultsError(f"{path}: a truncated or corrupt gzip file") from None
+    try:
+        data = loads(text)
+    except JSONError as e:
+        raise ResultsError(e.at(path)) from None
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise ResultsError(f'{path}: not an optests results file (no "kind": "{KIND}")')
+    raise ResultsError(f"{path}: not readable as a results file")  # the streaming reader takes any other
 
 
 def merge(record_sets: Iterable[Iterable[SampleResult]]) -> dict[str, SampleResult]:

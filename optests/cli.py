@@ -189,6 +189,10 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _history(args: argparse.Namespace) -> int:
     from . import _history as history
+    from ._diff import printable
+
+    def shown(line: str) -> None:  # what the history holds came from results files: no raw escapes
+        print(printable(line))
 
     # every results file is read (and checked) before the database is opened, let alone created
     loaded = [(path, *_read_results(path)) for path in args.results] if args.history_command == "ingest" else []
@@ -197,15 +201,15 @@ def _history(args: argparse.Namespace) -> int:
             for path, env, records in loaded:
                 run, new = db.ingest(env, records, source=path, date=args.date)
                 if new:
-                    print(f"{args.db}: ingested {path} as run {run.id} ({run.date}, torch {run.torch}, {run.samples} samples)")
+                    shown(f"{args.db}: ingested {path} as run {run.id} ({run.date}, torch {run.torch}, {run.samples} samples)")
                 else:
-                    print(f"{args.db}: {path} is already run {run.id}; nothing to do")
+                    shown(f"{args.db}: {path} is already run {run.id}; nothing to do")
         elif args.history_command == "list":
             counts = db.counts()
             for run in db.runs():
                 c = counts.get(run.id)
                 failed = sum(n for (_, outcome), n in c.items() if outcome == "failed") if c else 0
-                print(
+                shown(
                     f"run {run.id}  {run.date}  [{run.configuration.label}]  torch {run.torch}  {run.device}  "
                     f"{run.samples} samples, {failed} failed  {run.source}"
                 )
@@ -213,7 +217,7 @@ def _history(args: argparse.Namespace) -> int:
             like = history.configuration_of(*_read_results(args.like)) if args.like else None
             run = db.run(args.run_ref, like)
             _results.write(args.out, db.records(run), db.environment(run))
-            print(f"{args.out}: run {run.id} ({run.date}, {run.samples} samples)")
+            shown(f"{args.out}: run {run.id} ({run.date}, {run.samples} samples)")
     return 0
 
 

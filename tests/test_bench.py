@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
 from optests import Outcome, Stage
 from optests._key import Mode, SampleKey
-from optests._results import SampleResult
+from optests._results import SampleResult, read
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,3 +46,33 @@ def test_the_report_counts_each_transform_against_the_base_of_the_same_run() -> 
     expected = "2 1.00 0 0.1m 2.00 0.0m 1.77 0 2 1 metadata 1, trace 1"
     assert table["transposed"] == expected.split()
     assert table["duplicated"][:3] == ["1", "0.50", "1"]
+
+
+def _scale() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "bench" / "scale.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_scale_bench_runs_each_command_on_a_synthetic_run(tmp_path: Path) -> None:
+    scale = _scale()
+    rows = scale.run(200, tmp_path, ROOT)
+    assert [name for name, _, _ in rows] == ["json.load", "merge", "diff", "history ingest", "ingest 2nd", "dashboard"]
+    assert all(seconds > 0 and mb > 0 for _, seconds, mb in rows)
+    env, records = read(tmp_path / "old.json")
+    assert len(records) == 200 and env["torch"] == "2.13.0"
+    assert read(tmp_path / "merged.json")[1] == records  # the synthetic run is what optests writes
+    assert (tmp_path / "merged.json").read_bytes() == (tmp_path / "old.json").read_bytes()
+    lines = scale.report(200, rows)
+    assert lines[0] == "200 records" and lines[2].split()[1:3] == [f"{rows[0][1]:.1f}", "1.00"]
+
+
+def test_the_scale_bench_measures_the_checkout_it_is_given(tmp_path: Path) -> None:
+    other = tmp_path / "other" / "optests"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("")
+    (other / "cli.py").write_text("raise SystemExit(7)\n")  # not this checkout's optests
+    seconds, mb = _scale().measure([sys.executable, "-m", "optests.cli"], other.parent, tmp_path, ok=(7,))
+    assert seconds > 0 and mb > 0

@@ -324,11 +324,17 @@ def test_a_failing_cell_lists_its_samples_up_to_a_cap(tmp_path: Path) -> None:
     page = (tmp_path / "site" / "index.html").read_text()
     data = _failing_data(page)
     cos, sin = sorted(data["cells"], key=lambda c: c[1])
-    assert cos == [0, "cos", "static", 1, 2, 0, [["1", "forward", 0, 0]]]  # run, op, mode, failed, checked, more, samples
+    assert cos[:6] == [0, "cos", "static", 1, 2, 0]  # run, op, mode, failed, checked, more; then the samples
+
+    def sample(s: list[int]) -> dict[str, Any]:  # a sample's fields by name, and its command
+        return {**{f: data["values"][i] for f, i in zip(data["fields"], s)}, "command": s[-1]}
+
+    (cos1,) = map(sample, cos[6])
+    assert (cos1["sample"], cos1["stage"], cos1["command"]) == (1, "forward", 0)
+    assert cos1["message"] == "out=1, but expected 2 [cos static float32 cpu sample 1]"  # the first line
     assert data["runs"] == ["run 1 (2026-11-20T00:00:00+00:00), torch 2.13, cpu, float32, transforms transposed"]
-    assert data["messages"][0] == "out=1, but expected 2 [cos static float32 cpu sample 1]"  # the first line
     assert data["commands"][0] == "optests check cos --modes static --dtypes float32 --device cpu --transforms none"
     assert sin[3:6] == [dashboard.MAX_FAILING + 6, dashboard.MAX_FAILING + 6, 6]
-    assert [s[0] for s in sin[6][:3]] == ["0", "0 transposed-1", "1"]
-    assert data["commands"][sin[6][1][3]].endswith("--transforms transposed")
+    assert [(s["sample"], s["transform"]) for s in map(sample, sin[6][:3])] == [(0, ""), (0, "transposed-1"), (1, "")]
+    assert data["commands"][sample(sin[6][1])["command"]].endswith("--transforms transposed")
     assert '<tr data-op="cos" data-failing="1"><th>cos</th><td class="history"><span class="strip all-f"></span></td>' in page

@@ -296,10 +296,10 @@ def test_a_failed_ingest_leaves_the_database_as_it_was(tmp_path: Path, monkeypat
     with History(path, create=True) as db:
         db.ingest(ENV, OLD, "old", date="2026-11-22")
 
-        def broken(*args: object) -> dict[str, int]:
-            raise KeyboardInterrupt  # killed half-way through the inserts
+        def broken(*args: object) -> None:
+            raise KeyboardInterrupt  # killed half-way through the inserts: the run's row is in
 
-        monkeypatch.setattr(History, "_ids", staticmethod(broken))
+        monkeypatch.setattr(History, "_insert_records", staticmethod(broken))
         with pytest.raises(KeyboardInterrupt):
             db.ingest(ENV, NEW, "new", date="2026-11-23")
     with History(path) as db:
@@ -345,7 +345,7 @@ def _truncated(path: Path) -> None:
     [
         (lambda p: p.write_bytes(b"this is not sqlite" * 100), "not a usable optests history database (file is not a database)"),
         (_foreign, "not an optests history database (its tables: accounts)"),
-        (_newer, "schema version 99 is newer than this optests knows (3); upgrade optests"),
+        (_newer, "schema version 99 is newer than this optests knows (4); upgrade optests"),
         (_truncated, "not a usable optests history database (database disk image is malformed)"),
     ],
     ids=["garbage", "foreign", "newer", "half-written"],
@@ -400,6 +400,7 @@ def test_a_history_from_before_transforms_reads_on(tmp_path: Path) -> None:
 def _downgrade(path: Path, version: int) -> None:
     """Undo the migrations after ``version``, as the optests of that schema left its databases."""
     undo = {
+        4: ["ALTER TABLE outcomes DROP COLUMN tolerance"],
         3: [
             *(f"ALTER TABLE runs DROP COLUMN {c}" for c in ("torch_series", "devices", "dtypes", "transforms")),
             "DROP TABLE op_counts",
