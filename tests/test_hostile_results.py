@@ -5,6 +5,7 @@ file holds reaches the terminal raw."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import sqlite3
@@ -51,11 +52,10 @@ sys.exit(cli.main(sys.argv[2:]))
 
 
 def test_a_full_disk_during_ingest_reports_the_real_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import scale
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "bench" / "scale.py")
+    assert spec is not None and spec.loader is not None
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
     db, small, big = tmp_path / "h.db", tmp_path / "small.json", tmp_path / "big.json"
     write(small, OLD, DATED)
     assert _main(capsys, "history", "ingest", str(small), "--db", str(db))[0] == 0
