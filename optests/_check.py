@@ -24,16 +24,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import functorch.compile  # noqa: F401  (the aot_eager backend's, loaded with the check: before a runner forks)
 import torch
 import torch.utils._pytree as pytree
-from functorch.compile import (
-    compiled_function,
-    default_partition,
-    min_cut_rematerialization_partition,
-    nop,
-)
 
 from . import _script
+from ._backends import DEFAULT_BACKEND, get_backend
 from ._findings import (
     BackwardMismatch,
     CheckResult,
@@ -427,6 +423,9 @@ class CheckOptions:
     context: str | None = dataclasses.field(default=None, metadata=_UNRENDERED)
     #: Code that defines ``func``, ``args`` and ``kwargs`` for the repro (default: from the values).
     repro: str | None = dataclasses.field(default=None, metadata=_UNRENDERED)
+    #: The compile step, by name (``optests._backends``). Not a keyword of
+    #: :func:`aot_autograd_check`, which is the ``aot_eager`` check (a contract).
+    backend: str = dataclasses.field(default=DEFAULT_BACKEND, metadata=_UNRENDERED)
 
     def rendered(self) -> dict[str, object]:
         """``dynamic`` and the options a finding's few-line repro writes out: those that differ
@@ -457,15 +456,9 @@ def _error_line(e: BaseException) -> str:
 
 
 def _compile(call: Callable[..., Any], opts: _Checking) -> Callable[..., Any]:
-    return compiled_function(  # type: ignore[no-any-return]
-        call,
-        nop,
-        nop,
-        dynamic=opts.options.dynamic,
-        # the min-cut partitioner needs functional graphs
-        partition_fn=default_partition if opts.options.disable_functionalization else min_cut_rematerialization_partition,
-        keep_inference_input_mutations=True,
-        disable_functionalization=opts.options.disable_functionalization,
+    options = opts.options
+    return get_backend(options.backend).compile(
+        call, dynamic=options.dynamic, disable_functionalization=options.disable_functionalization
     )
 
 
@@ -1090,7 +1083,8 @@ def _environment_independent() -> contextlib.AbstractContextManager[Any]:
     """torch 2.13's AOTAutograd checks custom-op aliasing itself: an error when the CI
     environment variable is set, a warning otherwise. Pin the warning, so a verdict does not
     depend on the environment; our metadata check reports the aliasing either way."""
-    config = torch._functorch.config
+    from torch._functorch import config
+
     if hasattr(config, "error_on_custom_op_aliasing"):
         return config.patch(error_on_custom_op_aliasing=False)  # type: ignore[no-any-return]
     return contextlib.nullcontext()

@@ -13,7 +13,7 @@ from typing import Any
 
 from ._files import WriteError, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
-from ._key import DEVICES, DTYPES, MODES, Mode, SampleKey
+from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, Mode, SampleKey
 
 #: 2 added ``tolerance`` to records and ``complete`` to the file; 3 added ``transform`` to records
 #: (the input transform that derived the sample). Files of versions 1 and 2 still read.
@@ -79,7 +79,8 @@ class SampleResult:
 
     def to_json(self) -> dict[str, Any]:
         k = self.key
-        return {
+        backend = {"backend": k.backend} if k.backend != DEFAULT_BACKEND else {}  # aot_eager's records as they were
+        return backend | {
             "id": k.id,
             "op": k.op,
             "variant": k.variant,
@@ -132,8 +133,9 @@ class SampleResult:
         if verdict and verdict not in verdicts:
             raise ValueError(_bad("verdict", verdict, f"empty or one of {', '.join(verdicts)}"))
         key = SampleKey.of_record(
-            d["id"], d["op"], d["variant"], d["mode"], d["dtype"], d["device"], sample, d.get("transform", "")
-        )
+            d["id"], d["op"], d["variant"], d["mode"], d["dtype"], d["device"], sample, d.get("transform", ""),
+            d.get("backend", DEFAULT_BACKEND),
+        )  # fmt: skip
         return cls(
             key=key,
             db=d["db"],
@@ -163,8 +165,23 @@ _FIELDS = {
     "duration": False,
     "verdict": False,
     "tolerance": False,
+    "backend": False,  # written for backends other than aot_eager
 }
-_TEXT = ("id", "op", "variant", "db", "mode", "dtype", "device", "transform", "outcome", "message", "verdict", "tolerance")
+_TEXT = (
+    "id",
+    "op",
+    "variant",
+    "db",
+    "mode",
+    "dtype",
+    "device",
+    "transform",
+    "outcome",
+    "message",
+    "verdict",
+    "tolerance",
+    "backend",
+)
 
 
 def _bad(name: str, value: object, expected: str) -> str:

@@ -121,9 +121,9 @@ def test_check_op_returns_a_result_per_sample_and_mode() -> None:
     func, make, _, _ = BUGS["fake_wrong_dtype"]
     checks = optests.check_op(func, samples=[make(), make()], transforms="none")
     assert [(c.mode, c.sample, c.result.stage) for c in checks] == [
-        ("static", 0, optests.Stage.METADATA),
-        ("dynamic", 0, optests.Stage.METADATA),
+        ("static", 0, optests.Stage.METADATA),  # the sweep's order: mode by mode, then sample by sample
         ("static", 1, optests.Stage.METADATA),
+        ("dynamic", 0, optests.Stage.METADATA),
         ("dynamic", 1, optests.Stage.METADATA),
     ]
     good, make_good, _ = CORRECT["transposed_double"]
