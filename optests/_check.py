@@ -513,31 +513,76 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
         except Exception as e:
             comp.backward_error = e
 
-    if opts.options.skip_correctness_check:
-        _raise_errors(comp, call, gradients, opts)
-        return gradients
-    if opts.options.check_metadata:
-        _check_trace_metadata(call, originals, eager, comp, opts)
-    _raise_errors(comp, call, gradients, opts)
-    if opts.options.check_metadata:
-        _check_compiled_metadata(call, eager, comp, opts)
-    if opts.options.check_mutations:
-        _check_mutations(call, originals, eager, comp, opts)
     # the reference needs the values both runs started from: with check_mutations off, the
     # runs used the originals themselves, which an in-place op has changed by now
     truth = _Float64Reference(call, originals, gradients) if opts.options.float64_reference and fresh else None
-    _compare(ForwardMismatch, "out", eager.out, comp.out, opts, truth=truth.out if truth is not None else None)
-    if gradients:
-        _compare(
-            BackwardMismatch,
-            "grad",
-            eager.grads,
-            comp.grads,
-            opts,
-            names=[n for n, t in zip(call.names, comp.inputs) if t.requires_grad],
-            truth=truth.grads if truth is not None else None,
-        )
+    compared = _Compared(call, originals, eager, comp, opts, gradients, truth)
+    for _, applies, compare in COMPARISONS:
+        if applies(opts.options):
+            compare(compared)
     return gradients
+
+
+@dataclass(frozen=True)
+class _Compared:
+    """What a comparison of eager and compiled looks at: the call, the inputs both runs started
+    from, each run, whether gradients were taken, and the float64 reference (None: none)."""
+
+    call: _TensorCall
+    originals: list[torch.Tensor]
+    eager: _Run
+    comp: _Run
+    opts: _Checking
+    gradients: bool
+    truth: _Float64Reference | None
+
+
+def _trace_metadata(c: _Compared) -> None:
+    _check_trace_metadata(c.call, c.originals, c.eager, c.comp, c.opts)
+
+
+def _errors(c: _Compared) -> None:
+    _raise_errors(c.comp, c.call, c.gradients, c.opts)
+
+
+def _compiled_metadata(c: _Compared) -> None:
+    _check_compiled_metadata(c.call, c.eager, c.comp, c.opts)
+
+
+def _mutations(c: _Compared) -> None:
+    _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts)
+
+
+def _outputs(c: _Compared) -> None:
+    truth = c.truth.out if c.truth is not None else None
+    _compare(ForwardMismatch, "out", c.eager.out, c.comp.out, c.opts, truth=truth)
+
+
+def _gradients(c: _Compared) -> None:
+    if not c.gradients:
+        return
+    names = [n for n, t in zip(c.call.names, c.comp.inputs) if t.requires_grad]
+    truth = c.truth.grads if c.truth is not None else None
+    _compare(BackwardMismatch, "grad", c.eager.grads, c.comp.grads, c.opts, names=names, truth=truth)
+
+
+def _compares(o: CheckOptions) -> bool:
+    return not o.skip_correctness_check
+
+
+#: The comparisons of eager and compiled, in the order they run: (name, whether it runs under
+#: these options, the comparison). Each raises a :class:`Finding` on a difference. The first
+#: finding wins, so what explains most comes first: what the trace predicted, then errors (a
+#: compiled call that raised has nothing to compare), metadata, mutations, values. A new
+#: comparison is a function here and a row in this table.
+COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compared], None]], ...] = (
+    ("trace metadata", lambda o: _compares(o) and o.check_metadata, _trace_metadata),
+    ("errors", lambda o: True, _errors),
+    ("compiled metadata", lambda o: _compares(o) and o.check_metadata, _compiled_metadata),
+    ("mutations", lambda o: _compares(o) and o.check_mutations, _mutations),
+    ("outputs", _compares, _outputs),
+    ("gradients", _compares, _gradients),
+)
 
 
 #: A compiled result that differs from eager is put down to float32 rounding when its distance
