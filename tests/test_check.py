@@ -209,4 +209,5 @@ def test_a_passing_check_renders_no_repro(monkeypatch: pytest.MonkeyPatch) -> No
     result = optests.run_check(func, *make(), dynamic=False, **options)
     assert result.stage == stage and result.error is not None
     assert "aot_autograd_check(func, args, kwargs, dynamic=False, try_check_data_specialization=True)" in result.repro
-    assert result.error.__cause__ is not None and result.error.__cause__.repro == result.repro
+    cause = result.error.__cause__
+    assert isinstance(cause, optests.Finding) and cause.repro == result.repro
