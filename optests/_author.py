@@ -304,7 +304,7 @@ def run_planned(
         p = planned[position]
         checked = check(p.key, p.base)
         smallest = None
-        if shrink and p.key.transform.startswith("resized") and checked.result.outcome is Outcome.FAILED:
+        if shrink and shrinkable(p.key.transform) and checked.result.outcome is Outcome.FAILED:
             smallest = _shrink(p, checked.result)
         return _portable(checked.result), checked.check_gradients, smallest
 
@@ -334,6 +334,12 @@ def _inputs(p: _Planned) -> Sample:
         if d is not None:
             args, kwargs = d.args, d.kwargs
     return list(args), dict(kwargs)
+
+
+def shrinkable(suffix: str) -> bool:
+    from ._transforms import shrinkable as of
+
+    return bool(suffix) and of(suffix)
 
 
 def _shrink(p: _Planned, result: CheckResult) -> tuple[Sample, str] | None:
