@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 from sweepdir import install_sweep
 
-import optests
+# optests._author (and with it the check and torch._dynamo) is imported here, before pytester
+# snapshots sys.modules: the snapshot would drop what check_op imports inside a pytester test, and
+# torch cannot import its test ops twice in one process
+import optests._author
 
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "sweep_fixtures"
