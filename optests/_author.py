@@ -9,7 +9,6 @@ import difflib
 import importlib
 import pickle
 import time
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from . import _opinfo, _registry, _runner
-from ._check import assert_close_equal_nan, one_intra_op_thread, run_check
+from ._check import one_intra_op_thread
 from ._errors import InputError
-from ._findings import CheckResult, Outcome, Stage, Verdict
-from ._key import DTYPES, MODES, Mode, SampleKey, op_id
+from ._findings import CheckResult, Outcome, Verdict
+from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
+from ._pipeline import Base, check, derive, died, keys, suffixes
 from ._results import SampleResult
 from ._settings import DEFAULT_TIMEOUT
 
@@ -62,6 +62,8 @@ class SampleCheck:
     result: CheckResult
     inputs: Sample
     check_gradients: object = True  # as the check was called: True, False or "auto"
+    #: A ``resized`` finding's smallest failing inputs and their sizes, where asked for (``shrink``).
+    shrunk: tuple[Sample, str] | None = None
 
     @property
     def id(self) -> str:
@@ -191,25 +193,16 @@ def _dtype_of(sample: Sample, position: int) -> str:
 
 @dataclass(frozen=True)
 class _Planned:
-    """One check to make: a sample in one mode, with the check's options for it."""
+    """One check to make: a key, and the sample (as it was made) that it or its transform checks."""
 
     key: SampleKey
-    sample: Sample
-    options: dict[str, Any]
-    #: What a transform changed (``args[1] is args[0]``); empty for a sample as it was given.
-    derived: str = ""
-    #: The sample it was derived from (None for a sample as it was given).
-    base: Sample | None = None
-    #: The dtype whose OpInfo decorations judge it, where a transform cast it to another.
-    judged: torch.dtype | None = None
+    base: Base
 
     @property
     def context(self) -> str:
-        return f"{self.key.context}: {self.derived}" if self.derived else self.key.context
+        return self.key.context
 
 
-#: How many size mappings ``resized`` draws per sample for an author (the sweep draws one).
-RESIZED_DRAWS = 3
 #: At most this many checks shrink a ``resized`` finding (each compiles: about 0.1 s for a small op).
 SHRINK_EXAMPLES = 30
 
@@ -224,6 +217,19 @@ def transforms_of(value: str | Sequence[str]) -> tuple[str, ...]:
         raise AuthorError(f"transforms: {e}") from None
 
 
+def backends_of(value: str | Sequence[str]) -> tuple[str, ...]:
+    """A comma-separated string or a sequence of backend names, each registered (``optests._backends``)."""
+    from ._backends import BACKENDS
+
+    names = [n.strip() for n in (value.split(",") if isinstance(value, str) else value) if n.strip()]
+    if not names:
+        raise AuthorError(f"backends: none given; known: {', '.join(BACKENDS)}")
+    for name in names:
+        if name not in BACKENDS:
+            raise AuthorError(f"backends: unknown backend {name!r}; known: {', '.join(BACKENDS)}")
+    return tuple(dict.fromkeys(names))
+
+
 def plan(
     target: Target,
     samples: Sequence[Sample] | None,
@@ -232,21 +238,21 @@ def plan(
     dtypes: Sequence[str] = ("float32",),
     device: str = "cpu",
     transforms: str | Sequence[str] = "all",
+    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
 ) -> list[_Planned]:
-    """The checks :func:`check_target` makes, sample by sample (each followed by the samples
-    every transform derives from it) and mode by mode, without making them. Given samples are
-    numbered by position; an OpInfo's within each dtype, as in the sweep."""
-    from ._transforms import judged_dtype
-
+    """The checks :func:`check_target` makes, without making them, in the sweep's order
+    (:func:`optests._pipeline.keys`): by dtype, mode and backend, each sample followed by the
+    samples every transform derives from it. Given samples are numbered by position (and
+    recorded under their first tensor's dtype); an OpInfo's within each dtype, as in the sweep."""
     for mode in modes:
         if mode not in MODES:
             raise AuthorError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     chosen = transforms_of(transforms)
-    found: list[tuple[str, Sample, dict[str, Any]]] = []
-    variants: list[tuple[str, Sample, dict[str, Any], str, torch.dtype | None]]
+    compilers = backends_of(backends)
+    by_dtype: dict[str, dict[int, Base]] = {}
     if samples is not None:
-        for i, s in enumerate(samples):
-            found.append((_dtype_of(s, i), s, {"check_gradients": "auto", "try_check_data_specialization": True}))
+        for i, (args, kwargs) in enumerate(samples):
+            by_dtype.setdefault(_dtype_of((args, kwargs), i), {})[i] = Base(target.func, args, kwargs, "auto")
     elif target.opinfo is not None:
         for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name, None)
@@ -255,53 +261,27 @@ def plan(
             if not target.opinfo.supports_dtype(dtype, device):
                 continue
             redrawn = _opinfo.redrawn(target.opinfo, device, dtype)
-            for i, sc in enumerate(_opinfo.samples_of(target.opinfo, device, dtype)):
-                options: dict[str, Any] = {
-                    "check_gradients": sc.check_gradients,
-                    "try_check_data_specialization": True,
-                    "skip_correctness_check": sc.skip_correctness_check,
-                    "randomized_sample": (redrawn[i].args, redrawn[i].kwargs) if i < len(redrawn) else None,
-                }
-                found.append((dtype_name, (sc.args, sc.kwargs), options))
+            by_dtype[dtype_name] = {
+                i: Base(
+                    sc.func,
+                    sc.args,
+                    sc.kwargs,
+                    sc.check_gradients,
+                    sc.skip_correctness_check,
+                    (redrawn[i].args, redrawn[i].kwargs) if i < len(redrawn) else None,
+                    target.opinfo,
+                )
+                for i, sc in enumerate(_opinfo.samples_of(target.opinfo, device, dtype))
+            }
     else:
         raise AuthorError(f"{target.name} has no OpInfo: give its samples (--samples MODULE:FUNC, or samples=...)")
     planned: list[_Planned] = []
-    counters: dict[str, int] = {}
-    for position, (dtype_name, sample, options) in enumerate(found):
-        index = position if samples is not None else counters.get(dtype_name, 0)
-        counters[dtype_name] = index + 1
-        base_dtype = getattr(torch, dtype_name)
-        variants = [("", sample, options, "", None)]
-        redraw = options.get("randomized_sample")
-        for transform in chosen:
-            again = {}  # the OpInfo's redraw, transformed alike, for the randomized rerun
-            if redraw is not None:
-                again = {d.suffix: (list(d.args), d.kwargs) for d in _derive(transform, redraw, index)}
-            for d in _derive(transform, sample, index):
-                check_gradients = d.check_gradients(options["check_gradients"])
-                judged = judged_dtype(d, base_dtype)
-                opts = {**options, "check_gradients": check_gradients}
-                if redraw is not None:
-                    opts["randomized_sample"] = again.get(d.suffix)
-                variants.append(
-                    (d.suffix, (list(d.args), d.kwargs), opts, d.description, None if judged is base_dtype else judged)
-                )
-        for suffix, inputs, opts, description, cast in variants:
-            for mode in modes:
-                key = SampleKey(target.op, target.variant, Mode(mode), dtype_name, device, index, transform=suffix)
-                planned.append(_Planned(key, inputs, opts, description, sample if suffix else None, cast))
+    for dtype_name, bases in by_dtype.items():
+        derived = {i: suffixes((b.args, b.kwargs), chosen) for i, b in bases.items()}
+        for key in keys(target.op, target.variant, dtype_name, device, modes, compilers, derived):
+            assert key.sample is not None
+            planned.append(_Planned(key, bases[key.sample]))
     return planned
-
-
-def _derive(transform: str, sample: Sample, index: int) -> list[Derived]:
-    """What ``transform`` derives from ``sample``; nothing from a sample it cannot take apart (an
-    argument it cannot copy, say), as in the sweep."""
-    from ._transforms import derive
-
-    try:
-        return derive(transform, sample[0], sample[1], draws=RESIZED_DRAWS, seed=index)
-    except Exception:
-        return []
 
 
 def run_planned(
@@ -310,44 +290,24 @@ def run_planned(
     *,
     timeout: float = DEFAULT_TIMEOUT,  # as the sweep's --optests-timeout
     isolated: bool = True,
+    shrink: bool = False,
 ) -> list[SampleCheck]:
-    """Make the planned checks. With ``isolated`` (POSIX), they run in a forked child, as in the
-    sweep: a sample that kills it is a ``crash`` finding, one that runs past ``timeout`` seconds a
-    ``timeout`` finding, and the next sample gets a fresh child. Where a child cannot be forked
-    (CUDA is initialized), the checks run in this process."""
+    """Make the planned checks (:func:`optests._pipeline.check`). With ``isolated`` (POSIX), they
+    run in a forked child, as in the sweep: a sample that kills it is a ``crash`` finding, one that
+    runs past ``timeout`` seconds a ``timeout`` finding, and the next sample gets a fresh child.
+    Where a child cannot be forked (CUDA is initialized), the checks run in this process. With
+    ``shrink``, a ``resized`` finding is also shrunk to the smallest sizes that fail at its stage
+    (:attr:`SampleCheck.shrunk`, for a repro script); its result is the finding as found."""
 
-    def work(position: int) -> tuple[CheckResult, Sample | None]:
-        """The check of one planned sample, and the inputs it ended on where they are not the
-        planned ones (a ``resized`` finding shrunk to its smallest sizes)."""
+    def work(position: int) -> tuple[CheckResult, object, tuple[Sample, str] | None]:
+        """The check of one planned sample, how it checked gradients, and where ``shrink`` asks
+        for it, a ``resized`` finding's smallest failing inputs and their sizes."""
         p = planned[position]
-        key, options = p.key, p.options
-        notes: tuple[str, ...] = ()
-        if target.opinfo is not None:  # the OpInfo's own skips and tolerances, as in the sweep
-            dtype = p.judged or getattr(torch, key.dtype)
-            deco = _opinfo.decorations(target.opinfo, key.mode.dynamic, key.device, dtype)
-            if deco.skip:
-                return CheckResult(Outcome.SKIPPED, message=deco.skip_message), None
-            if deco.tolerance:
-                options = {**options, "assert_equals_fn": deco.assert_equals(dtype)}
-                notes = (deco.tolerance,)
-
-        def check(inputs: Sample, context: str) -> CheckResult:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return run_check(
-                    target.func, inputs[0], inputs[1], key.mode.dynamic, disable_functionalization=not key.mode.functionalized,
-                    context=context, **{"assert_equals_fn": assert_close_equal_nan, **options},
-                )  # fmt: skip
-
-        result, shrunk = check(p.sample, p.context), None
-        if key.transform and result.stage is Stage.EAGER:  # the derived sample is not a valid call
-            from ._transforms import not_applicable
-
-            message = not_applicable(key.transform, result.message, p.context)
-            return CheckResult(Outcome.NOT_APPLICABLE, message=message, duration=result.duration), None
-        if key.transform.startswith("resized") and result.outcome is Outcome.FAILED:
-            shrunk, result = _shrink(p, result, check)
-        return _portable(dataclasses.replace(result, notes=notes + result.notes)), shrunk
+        checked = check(p.key, p.base)
+        smallest = None
+        if shrink and shrinkable(p.key.transform) and checked.result.outcome is Outcome.FAILED:
+            smallest = _shrink(p, checked.result)
+        return _portable(checked.result), checked.check_gradients, smallest
 
     runner = _runner.IsolatedRunner(_one_thread(work)) if isolated and _runner.fork_is_safe() else None
     out: list[SampleCheck] = []
@@ -356,42 +316,50 @@ def run_planned(
             start = time.perf_counter()
             answer = work(position) if runner is None else runner.run(position, timeout)
             if isinstance(answer, _runner.Died):
-                message = f"{answer.message.splitlines()[0]} [{p.context}]"
-                answer = (
-                    CheckResult(
-                        Outcome.FAILED, answer.stage, message, detail=answer.message, duration=time.perf_counter() - start
-                    ),
-                    None,
-                )
-            result, shrunk = answer
-            args, kwargs = shrunk if shrunk is not None else p.sample
-            out.append(SampleCheck(p.key, result, (list(args), dict(kwargs)), p.options["check_gradients"]))
+                answer = (died(p.key, answer, time.perf_counter() - start), p.base.check_gradients, None)
+            result, check_gradients, smallest = answer
+            inputs = _inputs(p)
+            out.append(SampleCheck(p.key, result, inputs, check_gradients, smallest))
     finally:
         if runner is not None:
             runner.close()
     return out
 
 
-def _shrink(p: _Planned, result: CheckResult, check: Callable[[Sample, str], CheckResult]) -> tuple[Sample, CheckResult]:
-    """A ``resized`` finding shrunk to the smallest sizes that fail at the same stage (hypothesis,
-    derandomized), and the check of those; the finding as it is if none smaller is found."""
+def _inputs(p: _Planned) -> Sample:
+    """The inputs ``p`` checks: its sample, or the one its transform derives (derived again: a
+    transform is deterministic)."""
+    args, kwargs = p.base.args, p.base.kwargs
+    if p.key.transform:
+        d = derive(p.key, (args, kwargs))
+        if d is not None:
+            args, kwargs = d.args, d.kwargs
+    return list(args), dict(kwargs)
+
+
+def shrinkable(suffix: str) -> bool:
+    from ._transforms import shrinkable as of
+
+    return bool(suffix) and of(suffix)
+
+
+def _shrink(p: _Planned, result: CheckResult) -> tuple[Sample, str] | None:
+    """A ``resized`` finding's smallest sizes that fail at the same stage (hypothesis,
+    derandomized), as inputs and a description (``sizes 3->2, 4->3``); None if none smaller is
+    found. Each candidate is a check of the key, as :func:`optests._pipeline.check` makes it."""
     from ._transforms import shrink_resized
 
-    base = p.base if p.base is not None else p.sample  # the given sample, as its author wrote it
-    smallest = shrink_resized(
-        base[0],
-        base[1],
-        lambda d: check((list(d.args), d.kwargs), p.context).stage is result.stage,
-        seed=p.key.sample or 0,
-        max_examples=SHRINK_EXAMPLES,
-    )
-    if smallest is None or smallest.description == p.derived:
-        return p.sample, result
-    context = f"{p.key.context}: {smallest.description}, shrunk from {p.derived}"
-    again = check((list(smallest.args), smallest.kwargs), context)
-    if again.stage is not result.stage:  # not reproducible at those sizes: the finding as it was
-        return p.sample, result
-    return (list(smallest.args), smallest.kwargs), again
+    base = p.base
+
+    def fails(d: Derived) -> bool:
+        candidate = dataclasses.replace(base, args=list(d.args), kwargs=d.kwargs, redraw=None)
+        key = dataclasses.replace(p.key, transform="")
+        return check(key, candidate).result.stage is result.stage
+
+    smallest = shrink_resized(base.args, base.kwargs, fails, seed=p.key.sample or 0, max_examples=SHRINK_EXAMPLES)
+    if smallest is None:
+        return None
+    return (list(smallest.args), dict(smallest.kwargs)), smallest.description
 
 
 def check_target(
@@ -402,13 +370,15 @@ def check_target(
     dtypes: Sequence[str] = ("float32",),
     device: str = "cpu",
     transforms: str | Sequence[str] = "all",
+    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
     timeout: float = DEFAULT_TIMEOUT,
     isolated: bool = True,
+    shrink: bool = False,
 ) -> list[SampleCheck]:
-    """Check every sample, and every sample each transform derives, in every mode (see
-    :func:`plan` and :func:`run_planned`)."""
-    planned = plan(target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms)
-    return run_planned(target, planned, timeout=timeout, isolated=isolated)
+    """Check every sample, and every sample each transform derives, in every mode and backend
+    (see :func:`plan` and :func:`run_planned`)."""
+    planned = plan(target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends)
+    return run_planned(target, planned, timeout=timeout, isolated=isolated, shrink=shrink)
 
 
 def _one_thread(work: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -472,6 +442,7 @@ def check_op(
     dtypes: Sequence[str] = ("float32",),
     device: str = "cpu",
     transforms: str | Sequence[str] = "all",
+    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
@@ -481,11 +452,12 @@ def check_op(
     ``transforms`` (``"all"``, ``"none"``, or names such as ``["transposed", "duplicated"]``)
     derive more samples from each: other layouts, one tensor passed twice, views of one
     storage, fewer inputs requiring grad, other dtypes, other sizes. A derived sample whose
-    eager call fails is ``not_applicable``, never a finding.
+    eager call fails is ``not_applicable``, never a finding. ``backends`` name the compile steps
+    (``aot_eager``, the default, or one registered with ``optests._backends.register``).
     """
     target = _target(op)
     given = to_samples(samples, f"samples for {target.name}") if samples is not None else None
-    return check_target(target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms)
+    return check_target(target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends)
 
 
 def op_test(
@@ -495,6 +467,7 @@ def op_test(
     modes: Sequence[str] = ("static", "dynamic"),
     registry: str | Path | None = None,
     transforms: str | Sequence[str] = "all",
+    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
 ) -> Callable[..., None]:
     """A pytest test function over ``op``'s samples (and the samples ``transforms`` derive, as in
     :func:`check_op`) and modes, one test per pair, judged against an expected-failures registry
@@ -507,21 +480,21 @@ def op_test(
     made = samples() if callable(samples) else samples
     given = to_samples(made, "samples") if made is not None else None
     target = _target(op)
-    planned = {p.key.id: p for p in plan(target, given, modes=modes, transforms=transforms)}  # checks nothing yet
+    planned = {p.key.id: p for p in plan(target, given, modes=modes, transforms=transforms, backends=backends)}  # checks nothing
     entries = _registry.load(Path(registry)) if registry is not None else []
 
     @pytest.mark.parametrize("optests_sample_id", list(planned))
     def test(optests_sample_id: str) -> None:
         # each test checks its own sample, on the process (xdist worker) that runs it
-        (check,) = run_planned(target, [planned[optests_sample_id]])
-        verdict, entry = _registry.Registry(entries, str(torch.__version__)).judge(check.record())
+        (checked,) = run_planned(target, [planned[optests_sample_id]])
+        verdict, entry = _registry.Registry(entries, str(torch.__version__)).judge(checked.record())
         if verdict is Verdict.XFAILED:
             pytest.xfail(f"expected ({entry.stage if entry else ''}): {entry.reason if entry else ''}")
         if verdict in (Verdict.NOT_APPLICABLE, Verdict.SKIPPED):
-            pytest.skip(check.result.message)
+            pytest.skip(checked.result.message)
         if not verdict.ok:
-            error = check.result.error
-            raise AssertionError(f"{verdict.value}: {error if error is not None else check.result.message or 'passed'}")
+            error = checked.result.error
+            raise AssertionError(f"{verdict.value}: {error if error is not None else checked.result.message or 'passed'}")
 
     return test
 

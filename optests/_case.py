@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import InputError
 from ._findings import Outcome, Stage, Verdict
-from ._key import Mode, SampleKey
+from ._key import DEFAULT_BACKEND, Mode, SampleKey
+from ._pipeline import keys, suffixes
 from ._results import SampleResult
 from ._settings import Settings
 
@@ -43,8 +44,10 @@ class Case:
         reason: str = "",
         broken: bool = False,
         transform: str = "",
+        backend: str = DEFAULT_BACKEND,
     ) -> Case:
-        return cls(ref, SampleKey(ref.name, ref.variant, Mode(mode), dtype, device, sample, broken, transform), reason)
+        key = SampleKey(ref.name, ref.variant, Mode(mode), dtype, device, sample, broken, transform, backend)
+        return cls(ref, key, reason)
 
     @property
     def id(self) -> str:
@@ -98,16 +101,22 @@ def collect(settings: Settings) -> list[Case]:
                     except Exception as e:
                         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
                         error = f"sample_inputs raised {type(e).__name__}: {first}"
-                        cases.extend(Case.of(ref, mode, dtype_name, device, None, error, broken=True) for mode in settings.modes)
+                        cases.extend(
+                            Case.of(ref, mode, dtype_name, device, None, error, broken=True, backend=backend)
+                            for mode in settings.modes
+                            for backend in settings.backends
+                        )
                         continue
-                derived = _derived(ref, device, dtype, count, settings.transforms)
-                for mode in settings.modes:
-                    if count:
-                        for i in range(count):
-                            cases.append(Case.of(ref, mode, dtype_name, device, i))
-                            cases.extend(Case.of(ref, mode, dtype_name, device, i, transform=t) for t in derived[i])
-                    else:
-                        cases.append(Case.of(ref, mode, dtype_name, device, None, reason))
+                if count:
+                    derived = _derived(ref, device, dtype, settings.transforms)
+                    order = keys(ref.name, ref.variant, dtype_name, device, settings.modes, settings.backends, derived)
+                    cases.extend(Case(ref, key) for key in order)
+                else:
+                    cases.extend(
+                        Case.of(ref, mode, dtype_name, device, None, reason, backend=backend)
+                        for mode in settings.modes
+                        for backend in settings.backends
+                    )
     ids = Counter(c.id for c in cases)
     clashes = [i for i, n in ids.items() if n > 1]
     if clashes:
@@ -117,20 +126,11 @@ def collect(settings: Settings) -> list[Case]:
     return cases
 
 
-def _derived(ref: OpRef, device: str, dtype: Any, count: int, transforms: Sequence[str]) -> list[list[str]]:
-    """For each of the op's ``count`` samples, the suffixes of the samples ``transforms`` derive."""
-    if not transforms or not count:
-        return [[] for _ in range(count)]
+def _derived(ref: OpRef, device: str, dtype: Any, transforms: Sequence[str]) -> list[list[str]]:
+    """For each of the op's samples, the suffixes of the samples ``transforms`` derive."""
     from . import _opinfo
-    from ._transforms import suffixes
 
-    out = []
-    for sample in _opinfo.cached_samples(ref, device, dtype):
-        try:
-            out.append([s for t in transforms for s in suffixes(t, sample.args, sample.kwargs)])
-        except Exception:  # a sample a transform cannot take apart: nothing derived from it
-            out.append([])
-    return out
+    return [suffixes((s.args, s.kwargs), transforms) for s in _opinfo.cached_samples(ref, device, dtype)]
 
 
 def split_of(refs: list[OpRef]) -> dict[str, tuple[str, str]]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import inspect
 import re
 import time
 import warnings
@@ -25,16 +24,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import functorch.compile  # noqa: F401  (the aot_eager backend's, loaded with the check: before a runner forks)
 import torch
 import torch.utils._pytree as pytree
-from functorch.compile import (
-    compiled_function,
-    default_partition,
-    min_cut_rematerialization_partition,
-    nop,
-)
 
-from . import _repro
+from . import _script
+from ._backends import DEFAULT_BACKEND, get_backend
 from ._findings import (
     BackwardMismatch,
     CheckResult,
@@ -48,7 +43,7 @@ from ._findings import (
     TraceFailure,
 )
 
-__all__ = ["aot_autograd_check", "assert_close_equal_nan", "assert_raises_regex", "mode_name", "run_check"]
+__all__ = ["CheckOptions", "aot_autograd_check", "assert_close_equal_nan", "assert_raises_regex", "mode_name", "run_check"]
 
 _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
 _SEED = 42
@@ -389,20 +384,66 @@ class _Run:
     backward_error: BaseException | None = None
 
 
+#: A field of :class:`CheckOptions` that a finding's few-line repro does not write out.
+_UNRENDERED = {"rendered": False}
+
+
 @dataclass(frozen=True)
-class _Options:
+class CheckOptions:
+    """The check's options, declared once. :func:`aot_autograd_check`'s keywords are these (its
+    signature is a contract, written out, and a test holds it to this declaration);
+    :func:`run_check` takes them as keywords; a finding keeps them (:attr:`Finding.options`);
+    repro scripts write them from here. A new option is a field here (and a keyword there)."""
+
+    #: Trace with symbolic shapes.
     dynamic: bool
-    assert_raises_regex_fn: Callable[..., Any]
-    assert_equals_fn: Callable[..., Any]
-    check_gradients: bool | Literal["auto"]
-    skip_correctness_check: bool
-    disable_functionalization: bool
-    check_metadata: bool
-    check_mutations: bool
-    float64_reference: bool
+    #: Checks that the compiled call raises as eager does (the in-tree helper's contract).
+    assert_raises_regex_fn: Callable[..., Any] = dataclasses.field(default=assert_raises_regex, metadata=_UNRENDERED)
+    #: Compares eager and compiled values.
+    assert_equals_fn: Callable[..., Any] = dataclasses.field(default=torch.testing.assert_close, metadata=_UNRENDERED)
+    #: ``True``, ``False`` or ``"auto"`` (only where some input and some output require grad).
+    check_gradients: bool | Literal["auto"] = True
+    #: Check again on randomized data, through the same compiled function.
+    try_check_data_specialization: bool = False
+    #: Run everything, compare nothing.
+    skip_correctness_check: bool = False
+    #: Compile without functionalization (with the default partitioner).
+    disable_functionalization: bool = False
+    #: Compare output metadata, eager vs compiled and traced vs real.
+    check_metadata: bool = True
+    #: Run each call on its own copies of the inputs and compare their mutations.
+    check_mutations: bool = True
+    #: The randomized rerun also runs for forward-only checks.
+    randomize_without_gradients: bool = True
+    #: A difference within float32 rounding of the float64 result is noted, not a finding.
+    float64_reference: bool = True
+    #: The same call drawn with other data: the randomized rerun takes its floating values.
+    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None = dataclasses.field(default=None, metadata=_UNRENDERED)
+    #: What messages end with (default: the function's name and the mode).
+    context: str | None = dataclasses.field(default=None, metadata=_UNRENDERED)
+    #: Code that defines ``func``, ``args`` and ``kwargs`` for the repro (default: from the values).
+    repro: str | None = dataclasses.field(default=None, metadata=_UNRENDERED)
+    #: The compile step, by name (``optests._backends``). Not a keyword of
+    #: :func:`aot_autograd_check`, which is the ``aot_eager`` check (a contract).
+    backend: str = dataclasses.field(default=DEFAULT_BACKEND, metadata=_UNRENDERED)
+
+    def rendered(self) -> dict[str, object]:
+        """``dynamic`` and the options a finding's few-line repro writes out: those that differ
+        from their defaults."""
+        return {"dynamic": self.dynamic} | {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.metadata.get("rendered", True) and getattr(self, f.name) != f.default
+        }
+
+
+@dataclass(frozen=True)
+class _Checking:
+    """One run of the check: its options, the label its messages end with, and what it notes
+    on its way (differences put down to rounding), filled as it runs."""
+
+    options: CheckOptions
     context: str
-    repro: str
-    #: what the check noted on its way (differences put down to rounding): filled as it runs
     notes: list[str] = dataclasses.field(default_factory=list)
 
 
@@ -414,16 +455,10 @@ def _error_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {first}" if first else type(e).__name__
 
 
-def _compile(call: Callable[..., Any], opts: _Options) -> Callable[..., Any]:
-    return compiled_function(  # type: ignore[no-any-return]
-        call,
-        nop,
-        nop,
-        dynamic=opts.dynamic,
-        # the min-cut partitioner needs functional graphs
-        partition_fn=default_partition if opts.disable_functionalization else min_cut_rematerialization_partition,
-        keep_inference_input_mutations=True,
-        disable_functionalization=opts.disable_functionalization,
+def _compile(call: Callable[..., Any], opts: _Checking) -> Callable[..., Any]:
+    options = opts.options
+    return get_backend(options.backend).compile(
+        call, dynamic=options.dynamic, disable_functionalization=options.disable_functionalization
     )
 
 
@@ -432,17 +467,17 @@ def _grads(out: Any, inputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor | Non
     return tuple(torch.autograd.grad(_loss(out), diff, allow_unused=True))
 
 
-def _wants_gradients(opts: _Options, inputs: Sequence[torch.Tensor], out: Any) -> bool:
-    if opts.check_gradients != "auto":
-        return bool(opts.check_gradients)
+def _wants_gradients(opts: _Checking, inputs: Sequence[torch.Tensor], out: Any) -> bool:
+    if opts.options.check_gradients != "auto":
+        return bool(opts.options.check_gradients)
     return any(t.requires_grad for t in inputs) and any(
         isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in pytree.tree_leaves(out)
     )
 
 
-def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list[torch.Tensor], opts: _Options) -> bool:
+def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list[torch.Tensor], opts: _Checking) -> bool:
     """One eager-vs-compiled comparison; raises a Finding. Returns whether gradients were checked."""
-    fresh = opts.check_mutations
+    fresh = opts.options.check_mutations
     make = _finding_factory(opts)
 
     eager = _Run(inputs=_copies(originals) if fresh else originals)
@@ -461,7 +496,7 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
             # Eager has no gradient to give; autograd must refuse the compiled call alike.
             inputs = _copies(originals) if fresh else originals
             try:
-                with opts.assert_raises_regex_fn(RuntimeError, _NO_GRAD_FN):
+                with opts.options.assert_raises_regex_fn(RuntimeError, _NO_GRAD_FN):
                     _grads(_seeded_call(compiled, inputs), inputs)
             except AssertionError as e:
                 raise make(BackwardMismatch, "compiled backward", _error_line(e), f"RuntimeError matching {_NO_GRAD_FN!r}") from e
@@ -478,31 +513,76 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
         except Exception as e:
             comp.backward_error = e
 
-    if opts.skip_correctness_check:
-        _raise_errors(comp, call, gradients, opts)
-        return gradients
-    if opts.check_metadata:
-        _check_trace_metadata(call, originals, eager, comp, opts)
-    _raise_errors(comp, call, gradients, opts)
-    if opts.check_metadata:
-        _check_compiled_metadata(call, eager, comp, opts)
-    if opts.check_mutations:
-        _check_mutations(call, originals, eager, comp, opts)
     # the reference needs the values both runs started from: with check_mutations off, the
     # runs used the originals themselves, which an in-place op has changed by now
-    truth = _Float64Reference(call, originals, gradients) if opts.float64_reference and fresh else None
-    _compare(ForwardMismatch, "out", eager.out, comp.out, opts, truth=truth.out if truth is not None else None)
-    if gradients:
-        _compare(
-            BackwardMismatch,
-            "grad",
-            eager.grads,
-            comp.grads,
-            opts,
-            names=[n for n, t in zip(call.names, comp.inputs) if t.requires_grad],
-            truth=truth.grads if truth is not None else None,
-        )
+    truth = _Float64Reference(call, originals, gradients) if opts.options.float64_reference and fresh else None
+    compared = _Compared(call, originals, eager, comp, opts, gradients, truth)
+    for _, applies, compare in COMPARISONS:
+        if applies(opts.options):
+            compare(compared)
     return gradients
+
+
+@dataclass(frozen=True)
+class _Compared:
+    """What a comparison of eager and compiled looks at: the call, the inputs both runs started
+    from, each run, whether gradients were taken, and the float64 reference (None: none)."""
+
+    call: _TensorCall
+    originals: list[torch.Tensor]
+    eager: _Run
+    comp: _Run
+    opts: _Checking
+    gradients: bool
+    truth: _Float64Reference | None
+
+
+def _trace_metadata(c: _Compared) -> None:
+    _check_trace_metadata(c.call, c.originals, c.eager, c.comp, c.opts)
+
+
+def _errors(c: _Compared) -> None:
+    _raise_errors(c.comp, c.call, c.gradients, c.opts)
+
+
+def _compiled_metadata(c: _Compared) -> None:
+    _check_compiled_metadata(c.call, c.eager, c.comp, c.opts)
+
+
+def _mutations(c: _Compared) -> None:
+    _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts)
+
+
+def _outputs(c: _Compared) -> None:
+    truth = c.truth.out if c.truth is not None else None
+    _compare(ForwardMismatch, "out", c.eager.out, c.comp.out, c.opts, truth=truth)
+
+
+def _gradients(c: _Compared) -> None:
+    if not c.gradients:
+        return
+    names = [n for n, t in zip(c.call.names, c.comp.inputs) if t.requires_grad]
+    truth = c.truth.grads if c.truth is not None else None
+    _compare(BackwardMismatch, "grad", c.eager.grads, c.comp.grads, c.opts, names=names, truth=truth)
+
+
+def _compares(o: CheckOptions) -> bool:
+    return not o.skip_correctness_check
+
+
+#: The comparisons of eager and compiled, in the order they run: (name, whether it runs under
+#: these options, the comparison). Each raises a :class:`Finding` on a difference. The first
+#: finding wins, so what explains most comes first: what the trace predicted, then errors (a
+#: compiled call that raised has nothing to compare), metadata, mutations, values. A new
+#: comparison is a function here and a row in this table.
+COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compared], None]], ...] = (
+    ("trace metadata", lambda o: _compares(o) and o.check_metadata, _trace_metadata),
+    ("errors", lambda o: True, _errors),
+    ("compiled metadata", lambda o: _compares(o) and o.check_metadata, _compiled_metadata),
+    ("mutations", lambda o: _compares(o) and o.check_mutations, _mutations),
+    ("outputs", _compares, _outputs),
+    ("gradients", _compares, _gradients),
+)
 
 
 #: A compiled result that differs from eager is put down to float32 rounding when its distance
@@ -592,7 +672,7 @@ def _same_values(a: Any, b: Any) -> bool:
     return True
 
 
-def _rounding_only(actual: Any, expected: Any, truth: Any, opts: _Options, grads: bool) -> str | None:
+def _rounding_only(actual: Any, expected: Any, truth: Any, opts: _Checking, grads: bool) -> str | None:
     """Why the difference between ``actual`` (compiled) and ``expected`` (eager) is rounding, or
     None: every differing leaf is floating, finite where they differ, and each differing element
     no further from the float64 ``truth`` than ``ROUNDING_MULTIPLIER`` times eager's (plus atol)."""
@@ -603,7 +683,7 @@ def _rounding_only(actual: Any, expected: Any, truth: Any, opts: _Options, grads
     worst = (0.0, 0.0)
     for a, e, r in zip(a_l, e_l, r_l):
         try:
-            opts.assert_equals_fn(a, e)
+            opts.options.assert_equals_fn(a, e)
             continue
         except Exception:
             pass
@@ -655,14 +735,14 @@ def _seeded_call(f: Callable[..., Any], inputs: list[torch.Tensor]) -> Any:
         return f(inputs)
 
 
-def _finding_factory(opts: _Options) -> Callable[..., Finding]:
+def _finding_factory(opts: _Checking) -> Callable[..., Finding]:
     def make(cls: type[Finding], what: str, actual: object, expected: object, detail: str = "") -> Finding:
-        return cls(what, actual, expected, opts.context, detail=detail, repro=opts.repro)
+        return cls(what, actual, expected, opts.context, detail=detail)
 
     return make
 
 
-def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Options) -> None:
+def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Checking) -> None:
     make = _finding_factory(opts)
     if comp.error is not None:
         e = comp.error
@@ -683,7 +763,7 @@ def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Options
         ) from e
 
 
-def _forward_only_compiles(call: _TensorCall, opts: _Options) -> bool:
+def _forward_only_compiles(call: _TensorCall, opts: _Checking) -> bool:
     probe = _TensorCall(call.func, *pytree.tree_unflatten(call.leaves, call.spec))
     inputs = [t.detach() for t in _copies(call.tensors)]
     try:
@@ -693,7 +773,7 @@ def _forward_only_compiles(call: _TensorCall, opts: _Options) -> bool:
     return True
 
 
-def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Options) -> None:
+def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Checking) -> None:
     """What the trace predicted (fake/meta kernels) vs what the real kernels returned."""
     trace = call.trace
     if trace is None:
@@ -790,7 +870,7 @@ def _dtype(d: torch.dtype) -> str:
     return str(d).removeprefix("torch.")
 
 
-def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _Options) -> None:
+def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _Checking) -> None:
     make = _finding_factory(opts)
     e_leaves, c_leaves = _output_leaves(eager.out), _output_leaves(comp.out)
     if [n for n, _ in e_leaves] != [n for n, _ in c_leaves]:
@@ -805,7 +885,7 @@ def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _
         _compare_meta(make, f"compiled {name}", cm, em, call, "Eager and the compiled call disagree.", check_requires_grad=True)
 
 
-def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Options) -> None:
+def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Checking) -> None:
     make = _finding_factory(opts)
     for name, orig, e, c in zip(call.names, originals, eager.inputs, comp.inputs):
         e_mut, c_mut = not _identical(e, orig), not _identical(c, orig)
@@ -826,7 +906,7 @@ def _compare(
     what: str,
     expected: Any,
     actual: Any,
-    opts: _Options,
+    opts: _Checking,
     *,
     names: list[str] | None = None,
     what_suffix: str = "",
@@ -836,7 +916,7 @@ def _compare(
     ``truth`` gives the float64 result (or None): a difference within float32 rounding of it
     is noted in ``opts.notes``, not raised."""
     try:
-        opts.assert_equals_fn(actual, expected)
+        opts.options.assert_equals_fn(actual, expected)
         return
     except Exception as e:
         whole_error = e
@@ -858,7 +938,7 @@ def _compare(
             if what == "grad":
                 name = f"grad of {name}"
             try:
-                opts.assert_equals_fn(a, x)
+                opts.options.assert_equals_fn(a, x)
             except Exception as leaf_error:
                 actual_txt, expected_txt = _difference(a, x)
                 raise make(cls, name + what_suffix, actual_txt, expected_txt, detail=_error_excerpt(leaf_error)) from leaf_error
@@ -968,84 +1048,44 @@ def aot_autograd_check(
     does not depend on what the process compiled before: the caller's compiled frames are
     dropped, and recompiled when next called.
     """
-    _check(
-        func, args, kwargs, dynamic, assert_raises_regex_fn, assert_equals_fn, check_gradients,
-        try_check_data_specialization, skip_correctness_check, disable_functionalization,
-        check_metadata=check_metadata, check_mutations=check_mutations, randomize_without_gradients=randomize_without_gradients,
-        float64_reference=float64_reference, randomized_sample=randomized_sample, context=context, repro=repro,
-    )  # fmt: skip
+    options = {name: value for name, value in locals().items() if name not in ("func", "args", "kwargs")}
+    _check(func, args, kwargs, CheckOptions(**options))
 
 
-def _check(
-    func: Callable[..., Any],
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any] | None,
-    dynamic: bool,
-    assert_raises_regex_fn: Callable[..., Any],
-    assert_equals_fn: Callable[..., Any],
-    check_gradients: bool | Literal["auto"],
-    try_check_data_specialization: bool,
-    skip_correctness_check: bool,
-    disable_functionalization: bool,
-    *,
-    check_metadata: bool,
-    check_mutations: bool,
-    randomize_without_gradients: bool,
-    float64_reference: bool,
-    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None,
-    context: str | None,
-    repro: str | None,
-) -> list[str]:
-    """:func:`aot_autograd_check`; returns its notes (differences put down to rounding)."""
-    _validate(func, args, kwargs, dynamic, check_gradients)
+def _check(func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any] | None, options: CheckOptions) -> list[str]:
+    """:func:`aot_autograd_check`; returns its notes (differences put down to rounding). A
+    finding gets its repro (rendered here: only a finding needs it) and its options."""
+    _validate(func, args, kwargs, options.dynamic, options.check_gradients)
     kwargs = {} if kwargs is None else kwargs
-    mode = mode_name(dynamic, disable_functionalization)
+    mode = mode_name(options.dynamic, options.disable_functionalization)
+    options = dataclasses.replace(options, context=options.context or f"{_script.func_name(func)} {mode}")
+    # with check_mutations off, the runs use the caller's tensors, which the call may mutate:
+    # the repro is written from the values as they were before it
+    early = None if options.check_mutations else _render(func, args, kwargs, options)
     call = _TensorCall(func, args, kwargs)
-    options: dict[str, Any] = {  # the check's keyword arguments; a finding keeps them for its repro script
-        "dynamic": dynamic,
-        "assert_raises_regex_fn": assert_raises_regex_fn,
-        "assert_equals_fn": assert_equals_fn,
-        "check_gradients": check_gradients,
-        "try_check_data_specialization": try_check_data_specialization,
-        "skip_correctness_check": skip_correctness_check,
-        "disable_functionalization": disable_functionalization,
-        "check_metadata": check_metadata,
-        "check_mutations": check_mutations,
-        "randomize_without_gradients": randomize_without_gradients,
-        "float64_reference": float64_reference,
-        "randomized_sample": randomized_sample,
-        "context": context or f"{_repro.func_name(func)} {mode}",
-    }
-    opts = _Options(
-        dynamic=dynamic,
-        assert_raises_regex_fn=assert_raises_regex_fn,
-        assert_equals_fn=assert_equals_fn,
-        check_gradients=check_gradients,
-        skip_correctness_check=skip_correctness_check,
-        disable_functionalization=disable_functionalization,
-        check_metadata=check_metadata,
-        check_mutations=check_mutations,
-        float64_reference=float64_reference,
-        context=options["context"],
-        repro=_repro.render(func, args, kwargs, options, setup=repro),
-    )
     try:
-        return _check_call(call, opts, try_check_data_specialization, randomize_without_gradients, randomized_sample)
+        return _check_call(call, options)
     except Finding as f:
-        f.options = options
+        f.options = {field.name: getattr(options, field.name) for field in dataclasses.fields(options) if field.name != "repro"}
+        repro = early if early is not None else _render(func, args, kwargs, options)
+        finding: BaseException | None = f
+        while isinstance(finding, Finding):  # and the finding it was made from (a randomized one's)
+            finding.repro = repro
+            finding = finding.__cause__
         raise
 
 
-def _check_call(
-    call: _TensorCall,
-    opts: _Options,
-    try_check_data_specialization: bool,
-    randomize_without_gradients: bool,
-    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None,
-) -> list[str]:
+def _render(func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any], options: CheckOptions) -> str:
+    return _script.render(
+        func, args, kwargs, options.rendered(), randomized_sample=options.randomized_sample, setup=options.repro
+    )
+
+
+def _check_call(call: _TensorCall, options: CheckOptions) -> list[str]:
     """The check proper: eager vs compiled on the call's inputs, then on randomized data through
     the same compiled function. Raises a :class:`Finding`; returns the notes. Repro scripts run
     this very function: ``_repro.write_standalone`` copies it, with all it uses, into them."""
+    opts = _Checking(options, options.context or "")
     with _environment_independent():
         # Dynamo (which higher-order ops such as map trace their bodies with) keeps compiled frames
         # across calls: without a reset, a check's verdict depends on what ran before it
@@ -1058,9 +1098,9 @@ def _check_call(
             f.inputs = call.rebuild(originals)
             raise
         # In-tree randomizes only when checking gradients; we also do for forward-only checks.
-        if not try_check_data_specialization or not (gradients or randomize_without_gradients):
+        if not options.try_check_data_specialization or not (gradients or options.randomize_without_gradients):
             return opts.notes
-        donor = _donor_values(call, randomized_sample)
+        donor = _donor_values(call, options.randomized_sample)
         with _seeded(originals, _RANDOM_DATA_SEED):  # the same random data on every run and worker
             randomized = _copies(originals, randomize=True, values=donor)
         data = "the sample drawn again under another seed" if donor is not None else "uniform [0, 1) noise"
@@ -1088,7 +1128,8 @@ def _environment_independent() -> contextlib.AbstractContextManager[Any]:
     """torch 2.13's AOTAutograd checks custom-op aliasing itself: an error when the CI
     environment variable is set, a warning otherwise. Pin the warning, so a verdict does not
     depend on the environment; our metadata check reports the aliasing either way."""
-    config = torch._functorch.config
+    from torch._functorch import config
+
     if hasattr(config, "error_on_custom_op_aliasing"):
         return config.patch(error_on_custom_op_aliasing=False)  # type: ignore[no-any-return]
     return contextlib.nullcontext()
@@ -1100,10 +1141,9 @@ def run_check(
     """The non-raising form of :func:`aot_autograd_check`: same arguments, returns a
     :class:`optests.CheckResult`. Bad arguments still raise ``TypeError``/``ValueError``."""
     start = time.perf_counter()
-    bound = inspect.signature(aot_autograd_check).bind(func, args, kwargs, dynamic, **options)
-    bound.apply_defaults()
+    checked = CheckOptions(dynamic=dynamic, **options)
     try:
-        notes = _check(*bound.args, **bound.kwargs)
+        notes = _check(func, args, kwargs, checked)
     except Finding as f:
         return CheckResult(Outcome.FAILED, f.stage, f.summary, f.detail, f.repro, time.perf_counter() - start, f)
     return CheckResult(Outcome.PASSED, duration=time.perf_counter() - start, notes=tuple(notes))

@@ -111,6 +111,11 @@ MIGRATIONS: list[str | Callable[[sqlite3.Cursor], None]] = [
     """
     ALTER TABLE outcomes ADD COLUMN tolerance TEXT NOT NULL DEFAULT ''
     """,
+    # 5: the backend that compiled a sample (ids end in @NAME for any but aot_eager); what was
+    # stored before could only be aot_eager's, as its ids name no backend
+    """
+    ALTER TABLE cases ADD COLUMN backend TEXT NOT NULL DEFAULT 'aot_eager'
+    """,
 ]
 
 

@@ -82,9 +82,16 @@ def transform_name(suffix: str) -> str:
     return head if index.isascii() and index.isdigit() else suffix  # "٣".isdigit() too
 
 
+#: The backend of a key that names none: ``optests._backends.DEFAULT_BACKEND`` (this module is torch-free).
+DEFAULT_BACKEND = "aot_eager"
+#: What a backend's name may be (a regular expression): ids spell it after ``@``.
+BACKEND_NAME = r"[A-Za-z_][A-Za-z0-9_.:]*"  # ASCII, as sample indices are
+
+
 class Scope(NamedTuple):
     """What one registry entry covers: the samples of one op in one mode, dtype and device, as
-    they are or derived by one transform (``transposed``, ``duplicated-1``)."""
+    they are or derived by one transform (``transposed``, ``duplicated-1``), compiled by one
+    backend (an entry without one means ``aot_eager``)."""
 
     op: str
     variant: str
@@ -92,6 +99,7 @@ class Scope(NamedTuple):
     dtype: str
     device: str
     transform: str = ""
+    backend: str = DEFAULT_BACKEND
 
 
 def op_id(op: str, variant: str) -> str:
@@ -106,7 +114,8 @@ BROKEN = "samples"
 _ID = re.compile(
     rf"^(?P<mode>{'|'.join(sorted(MODES, key=len, reverse=True))})-(?P<dtype>{'|'.join(DTYPES)})-"
     rf"(?P<device>{'|'.join(DEVICES)})-(?P<op_id>.+)-(?P<tail>sample(?P<sample>[0-9]+)"
-    rf"(?:-(?P<transform>(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?))?|{BROKEN}|{NOT_APPLICABLE})$"
+    rf"(?:-(?P<transform>(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?))?|{BROKEN}|{NOT_APPLICABLE})"
+    rf"(?:@(?P<backend>{BACKEND_NAME}))?$"
 )
 #: A transform as ids and the registry name it: its name, and an index where it derives several.
 TRANSFORM = re.compile(rf"^(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?$")
@@ -119,6 +128,8 @@ class SampleKey:
     ``sample`` is None when there is nothing to check: the op does not apply (``broken=False``)
     or its OpInfo could not make its samples (``broken=True``). ``transform`` names the sample
     derived from sample ``sample`` by an input transform (``transposed``, ``duplicated-1``).
+    ``backend`` names the compile step (``optests._backends``); an id names it after ``@``
+    unless it is ``aot_eager``, whose ids have no backend in them.
     """
 
     op: str
@@ -129,6 +140,7 @@ class SampleKey:
     sample: int | None
     broken: bool = False
     transform: str = ""
+    backend: str = DEFAULT_BACKEND
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", Mode(self.mode))
@@ -148,14 +160,16 @@ class SampleKey:
             tail = f"sample{self.sample}-{self.transform}" if self.transform else f"sample{self.sample}"
         else:
             tail = BROKEN if self.broken else NOT_APPLICABLE
-        return f"{self.mode}-{self.dtype}-{self.device}-{self.op_id}-{tail}"
+        at = f"@{self.backend}" if self.backend != DEFAULT_BACKEND else ""
+        return f"{self.mode}-{self.dtype}-{self.device}-{self.op_id}-{tail}{at}"
 
     @property
     def context(self) -> str:
         """What the bracket that ends its messages starts with: ``sin static float32 cpu sample 3``
         (a derived sample's adds what its transform changed: ``... transposed-0: args[0] ...``)."""
         base = f"{self.op_id} {self.mode} {self.dtype} {self.device} sample {self.sample}"
-        return f"{base} {self.transform}" if self.transform else base
+        base = f"{base} {self.transform}" if self.transform else base
+        return f"{base} @{self.backend}" if self.backend != DEFAULT_BACKEND else base
 
     @property
     def sample_text(self) -> str:
@@ -164,16 +178,25 @@ class SampleKey:
 
     @property
     def scope(self) -> Scope:
-        return Scope(self.op, self.variant, self.mode.value, self.dtype, self.device, self.transform)
+        return Scope(self.op, self.variant, self.mode.value, self.dtype, self.device, self.transform, self.backend)
 
     @classmethod
     def of_record(
-        cls, id: str, op: str, variant: str, mode: str, dtype: str, device: str, sample: int | None, transform: str = ""
+        cls,
+        id: str,
+        op: str,
+        variant: str,
+        mode: str,
+        dtype: str,
+        device: str,
+        sample: int | None,
+        transform: str = "",
+        backend: str = DEFAULT_BACKEND,
     ) -> SampleKey:
         """The key of a stored record (a results file, the history), which keeps its id beside
         the fields that make it; a ``ValueError`` if they disagree."""
-        broken = sample is None and id.endswith(f"-{BROKEN}")
-        key = cls(op, variant, Mode(mode), dtype, device, sample, broken, transform)
+        broken = sample is None and id.removesuffix(f"@{backend}").endswith(f"-{BROKEN}")
+        key = cls(op, variant, Mode(mode), dtype, device, sample, broken, transform, backend)
         if key.id != id:
             raise ValueError(f"id={id!r}, but expected {key.id!r}, as its op, variant, mode, dtype, device and sample make it")
         return key
@@ -198,4 +221,5 @@ class SampleKey:
         if parts is None:
             return None
         sample = int(m["sample"]) if m["sample"] is not None else None
-        return cls(*parts, Mode(m["mode"]), m["dtype"], m["device"], sample, m["tail"] == BROKEN, m["transform"] or "")
+        backend = m["backend"] or DEFAULT_BACKEND
+        return cls(*parts, Mode(m["mode"]), m["dtype"], m["device"], sample, m["tail"] == BROKEN, m["transform"] or "", backend)

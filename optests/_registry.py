@@ -23,7 +23,7 @@ from ._errors import InputError, JSONError
 from ._files import locked, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
 from ._json import loads
-from ._key import DEVICES, DTYPES, MODES, TRANSFORM, TRANSFORMS, Scope, op_id
+from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORM, TRANSFORMS, Scope, op_id
 from ._results import SampleResult, describe_os_error, readable_version
 
 #: 2 writes ``samples`` as ranges (``"0-323, 330"``); 3 adds ``transform`` (entries for samples an
@@ -62,10 +62,12 @@ class Entry:
     torch: str = ""  # a version specifier such as ">=2.13,<2.14"; empty: every version
     #: The transform that derived the samples (``transposed``, ``duplicated-1``); empty: as they are.
     transform: str = ""
+    #: The backend whose samples it covers (``optests._backends``); an entry without one covers aot_eager's.
+    backend: str = DEFAULT_BACKEND
 
     @property
     def scope(self) -> Scope:
-        return Scope(self.op, self.variant, self.mode, self.dtype, self.device, self.transform)
+        return Scope(self.op, self.variant, self.mode, self.dtype, self.device, self.transform, self.backend)
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -80,6 +82,7 @@ class Entry:
     @property
     def label(self) -> str:
         transform = f" {self.transform}" if self.transform else ""
+        transform += f" @{self.backend}" if self.backend != DEFAULT_BACKEND else ""
         return f"{self.op_id} {self.mode} {self.dtype} {self.device}{transform} {self.stage.value}"
 
     def covers(self, sample: int | None) -> bool:
@@ -109,6 +112,8 @@ class Entry:
             d["torch"] = self.torch
         if self.transform:
             d["transform"] = self.transform
+        if self.backend != DEFAULT_BACKEND:
+            d["backend"] = self.backend
         return d
 
 
@@ -188,7 +193,13 @@ _REQUIRED: dict[str, type] = {
     "stage": str,
     "reason": str,
 }
-_OPTIONAL: dict[str, type | tuple[type, ...]] = {"samples": (str, list), "issue": str, "torch": str, "transform": str}
+_OPTIONAL: dict[str, type | tuple[type, ...]] = {
+    "samples": (str, list),
+    "issue": str,
+    "torch": str,
+    "transform": str,
+    "backend": str,
+}
 
 
 def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
@@ -242,6 +253,8 @@ def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
         raise RegistryError(
             f"{label}: unknown transform {raw['transform']!r}; valid: {', '.join(TRANSFORMS)}, each with an optional -INDEX"
         )
+    if "backend" in raw and not re.fullmatch(BACKEND_NAME, raw["backend"]):
+        raise RegistryError(f"{label}: backend {raw['backend']!r} is not a backend's name (letters, digits, '_', '.', ':')")
     if raw.get("torch"):
         try:
             clauses = list(SpecifierSet(raw["torch"]))
@@ -265,6 +278,7 @@ def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
         issue=raw.get("issue", ""),
         torch=raw.get("torch", ""),
         transform=raw.get("transform", ""),
+        backend=raw.get("backend", DEFAULT_BACKEND),
     )
 
 
@@ -635,7 +649,9 @@ def _entries(facts: _Facts, order: list[Version]) -> list[Entry]:
             if first.torch is None and neighbours:
                 first = min(neighbours, key=lambda f: f.sample)  # the first of equals: the oldest release's
             samples = tuple(sorted({f.sample for f in group}))
-            out.append(Entry(*scope[:5], Status.XFAIL, stage, first.reason, samples, first.issue, torch, scope.transform))
+            out.append(
+                Entry(*scope[:5], Status.XFAIL, stage, first.reason, samples, first.issue, torch, scope.transform, scope.backend)
+            )
     return out
 
 

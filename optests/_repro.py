@@ -1,11 +1,10 @@
-"""Repro scripts: Python source that reproduces a check on the same call.
+"""Standalone repro scripts: Python source that reproduces a check on the same call.
 
-Two kinds. :func:`render` writes the few lines that rerun :func:`optests.aot_autograd_check` on
-the call: a finding's ``repro``. :func:`write_standalone` writes a script that needs torch and
-the op's module, not optests: it carries the check's own code, copied out of
-:mod:`optests._check` by :mod:`optests._source` when the script is written, so it finds what the
-check finds by the check's rules (there is no second implementation to drift). Both rebuild the
-inputs exactly as the check got them (:class:`_Inputs`).
+:func:`write_standalone` writes a script that needs torch and the op's module, not optests: it
+carries the check's own code, copied out of :mod:`optests._check` by :mod:`optests._source` when
+the script is written, so it finds what the check finds by the check's rules (there is no second
+implementation to drift). It rebuilds the inputs exactly as the check got them
+(:mod:`optests._script`, which also writes a finding's few-line ``repro``).
 """
 
 from __future__ import annotations
@@ -13,407 +12,16 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-import inspect
-import io
-import math
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
-#: Storages with at most this many elements are written out value by value.
-MAX_INLINE_ELEMENTS = 256
+from . import _check, _source
+from ._script import _call_lines, _float, func_name, func_source, render, setup_source
 
-_DEFAULTS: dict[str, object] = {
-    "check_gradients": True,
-    "try_check_data_specialization": False,
-    "skip_correctness_check": False,
-    "disable_functionalization": False,
-    "check_metadata": True,
-    "check_mutations": True,
-    "randomize_without_gradients": True,
-    "float64_reference": True,
-    "randomized_sample": False,
-}
-
-#: dtypes that ``torch.tensor(t.tolist(), dtype=t.dtype)`` gives back bit for bit (NaN payloads aside)
-_LITERAL_DTYPES = frozenset(
-    {
-        torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
-        torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
-    }
-)  # fmt: skip
-
-#: Non-tensor leaves whose ``repr`` is the expression that makes them again.
-_REPR_TYPES = (
-    type(None),
-    bool,
-    int,
-    str,
-    bytes,
-    range,
-    type(Ellipsis),
-    torch.dtype,
-    torch.memory_format,
-    torch.layout,
-    torch.Size,
-)
-
-
-def func_name(func: Callable[..., Any]) -> str:
-    """A short readable name: ``aten.sin.default``, ``mylib::foo``, ``torch.nn.functional.relu``."""
-    if isinstance(func, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
-        return str(func)
-    qualname = getattr(func, "_qualname", None)  # torch.library.custom_op's CustomOpDef
-    if isinstance(qualname, str):
-        return qualname
-    return getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or type(func).__name__
-
-
-def func_source(func: Callable[..., Any]) -> tuple[list[str], str]:
-    """(import lines, expression) naming ``func`` in a script, or an expression that explains
-    why it cannot be named."""
-    if isinstance(func, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
-        return [], f"torch.ops.{func}"
-    qualname = getattr(func, "_qualname", None)
-    if isinstance(qualname, str) and "::" in qualname:
-        ns, name = qualname.split("::", 1)
-        module = getattr(getattr(func, "_init_fn", None), "__module__", None)
-        imports = [f"import {module}  # registers {qualname}"] if module and module != "__main__" else []
-        return imports, f"torch.ops.{ns}.{name}.default"
-    module = getattr(func, "__module__", None)
-    if module and module != "__main__":
-        for name in (getattr(func, "__qualname__", ""), getattr(func, "__name__", "")):
-            if name and "<" not in name and _resolves(module, name, func):
-                # `import torch` does not import every submodule (torch.testing._internal.hop_db)
-                return ([] if module == "torch" else [f"import {module}"]), f"{module}.{name}"
-    return [], f"None  # TODO: {func_name(func)!r} cannot be imported by name; define it here"
-
-
-def _resolves(module: str, name: str, func: object) -> bool:
-    import sys
-
-    obj: object = sys.modules.get(module)
-    for part in name.split("."):
-        obj = getattr(obj, part, None)
-    return obj is func
-
-
-def _float(v: float) -> str:
-    if math.isnan(v):
-        return "float('nan')"
-    if math.isinf(v):
-        return "float('inf')" if v > 0 else "float('-inf')"
-    return repr(v)
-
-
-def _nested(v: Any) -> str:
-    if isinstance(v, list):
-        return "[" + ", ".join(_nested(x) for x in v) + "]"
-    if isinstance(v, float):
-        return _float(v)
-    if isinstance(v, complex):
-        return f"complex({_float(v.real)}, {_float(v.imag)})"
-    return repr(v)
-
-
-# ---------------------------------------------------------------------------------------------
-# Inputs, rebuilt exactly.
-
-
-def _is_plain(t: torch.Tensor) -> bool:
-    return (
-        type(t) is torch.Tensor
-        and t.layout == torch.strided
-        and t.device.type != "meta"
-        and not t.is_conj()
-        and not t.is_neg()
-        and not t.is_quantized
-    )
-
-
-def _storage_key(t: torch.Tensor) -> tuple[str, int]:
-    return str(t.device), t.untyped_storage().data_ptr()
-
-
-def _storage_elements(t: torch.Tensor) -> int:
-    return int(t.untyped_storage().nbytes()) // t.element_size()
-
-
-def _dense_non_overlapping(t: torch.Tensor) -> bool:
-    """True when the elements fill their memory exactly once, in some dimension order."""
-    expected = 1
-    for size, stride in sorted(((sz, st) for sz, st in zip(t.shape, t.stride()) if sz != 1), key=lambda p: p[1]):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def _is_whole(t: torch.Tensor) -> bool:
-    """A tensor that is not a view and is its whole storage: ``torch.tensor(values)`` makes it."""
-    return not t._is_view() and t.storage_offset() == 0 and _storage_elements(t) == t.numel() and _dense_non_overlapping(t)
-
-
-def _typed(t: torch.Tensor) -> str:
-    device = "" if t.device.type == "cpu" else f", device={str(t.device)!r}"
-    return f"dtype={t.dtype}{device}"
-
-
-def _grad_suffix(t: torch.Tensor) -> str:
-    """What makes a rebuilt tensor a leaf that requires grad, or a non-leaf, as ``t`` is."""
-    if t.grad_fn is not None:
-        return ".requires_grad_().clone()"
-    return ".requires_grad_()" if t.requires_grad else ""
-
-
-class _Inputs:
-    """Script lines that rebuild the tensors among ``values`` exactly as the check got them:
-    size, strides, storage offset, dtype, device, ``requires_grad`` and leaf-ness; one object
-    where the call passed one object twice; and where tensors share a storage (views of one base),
-    that storage made once as a base and each tensor taken from it, so that they share it again.
-
-    Values are written out where a storage has at most ``MAX_INLINE_ELEMENTS`` elements. Larger
-    ones, and objects that have no literal, go to ``saved``: a list the script loads as ``SAVED``
-    from a file beside it. Without ``saved`` (a finding's few-line repro) they get random
-    stand-ins, or a TODO."""
-
-    def __init__(self, values: Sequence[Any], saved: list[Any] | None) -> None:
-        self.lines: list[str] = []
-        self.imports: list[str] = []
-        self._saved = saved
-        self._exprs: dict[int, str] = {}
-        self._tensors = [leaf for v in values for leaf in _leaves(v) if isinstance(leaf, torch.Tensor)]  # alive: ids stay unique
-        self._uses = Counter(id(t) for t in self._tensors)
-        self._groups: dict[tuple[str, int], list[torch.Tensor]] = {}
-        for t in {id(t): t for t in self._tensors}.values():
-            if _is_plain(t) and t.untyped_storage().nbytes():
-                self._groups.setdefault(_storage_key(t), []).append(t)
-        self._bases: dict[tuple[str, int], tuple[str, torch.Tensor | None, bool]] = {}
-        self._counts: Counter[str] = Counter()
-
-    def expr(self, v: Any) -> str:
-        """An expression for ``v`` (a list, tuple or dict is written as a literal of its items)."""
-        if isinstance(v, torch.Tensor):
-            return self._tensor(v)
-        if type(v) is list:
-            return "[" + ", ".join(self.expr(x) for x in v) + "]"
-        if type(v) is tuple:
-            return "(" + ", ".join(self.expr(x) for x in v) + ("," if len(v) == 1 else "") + ")"
-        if type(v) is dict:
-            return "{" + ", ".join(f"{self.expr(k)}: {self.expr(x)}" for k, x in v.items()) + "}"
-        return self._leaf(v)
-
-    def _name(self, prefix: str) -> str:
-        n = self._counts[prefix]
-        self._counts[prefix] += 1
-        return f"{prefix}{n}"
-
-    def _line(self, prefix: str, code: str, comment: str = "") -> str:
-        name = self._name(prefix)
-        self.lines.append(f"{name} = {code}" + (f"  # {comment}" if comment else ""))
-        return name
-
-    def _save(self, obj: Any) -> str | None:
-        if self._saved is None:
-            return None
-        if not (isinstance(obj, torch.Tensor) and _is_plain(obj)):  # what torch.save takes, the script gets
-            try:
-                torch.save(obj, io.BytesIO())
-            except Exception:
-                return None
-        self._saved.append(obj)
-        return f"SAVED[{len(self._saved) - 1}]"
-
-    def _tensor(self, t: torch.Tensor) -> str:
-        if id(t) in self._exprs:
-            return self._exprs[id(t)]
-        group = self._groups.get(_storage_key(t)) if _is_plain(t) and t.untyped_storage().nbytes() else None
-        in_place = False
-        if not _is_plain(t):
-            code, comment = self._other(t)
-        elif group is None or (len(group) == 1 and _is_whole(t)):
-            (code, comment), in_place = self._whole(t), True
-        else:
-            code, comment = self._member(t, group), ""
-        if code.isidentifier():
-            expr = code
-        elif in_place and not comment and self._uses[id(t)] == 1:
-            expr = code  # its own storage, used once: written where it is used
-        else:
-            expr = self._line("x", code, comment)
-        self._exprs[id(t)] = expr
-        return expr
-
-    def _values(self, t: torch.Tensor) -> tuple[str, str, bool]:
-        """(expression, comment, exact strides): ``t``'s values, written out, saved or a stand-in."""
-        n = t.numel()
-        if n <= MAX_INLINE_ELEMENTS and t.dtype in _LITERAL_DTYPES:
-            return f"torch.tensor({_nested(t.detach().cpu().tolist())}, {_typed(t)})", "", False
-        saved = self._save(t.detach())
-        if saved is not None:
-            return saved, "", True
-        shape = list(t.shape)
-        if t.dtype.is_floating_point or t.dtype.is_complex:
-            code = f"torch.randn({shape}, {_typed(t)})"
-        elif t.dtype == torch.bool:
-            code = f"torch.randint(0, 2, {shape}{_typed(t).removeprefix('dtype=torch.bool')}).bool()"
-        else:
-            code = f"torch.randint(0, 10, {shape}, {_typed(t)})"
-        return code, f"values not embedded ({n} elements)", False
-
-    def _whole(self, t: torch.Tensor) -> tuple[str, str]:
-        """A tensor that shares its storage with no other input and is all of it."""
-        if t.numel() == 0:
-            return f"torch.empty_strided({list(t.shape)}, {list(t.stride())}, {_typed(t)}){_grad_suffix(t)}", ""
-        code, comment, exact = self._values(t)
-        if not exact and not t.is_contiguous():
-            code = f"torch.empty_strided({list(t.shape)}, {list(t.stride())}, {_typed(t)}).copy_({code})"
-        return code + _grad_suffix(t), comment
-
-    def _member(self, t: torch.Tensor, group: list[torch.Tensor]) -> str:
-        """A tensor that is a view, or shares its storage with other inputs: taken from its base."""
-        base, base_tensor, base_grad = self._base(group)
-        if t is base_tensor:
-            return base
-        src = base if t.grad_fn is not None or not base_grad else f"{base}.detach()"
-        leaf_grad = ".requires_grad_()" if t.requires_grad and t.grad_fn is None else ""
-        if t._is_view() and t.dtype == group[0].dtype:
-            return f"{src}.as_strided({list(t.shape)}, {list(t.stride())}, {t.storage_offset()}){leaf_grad}"
-        # not a view (or of another dtype), yet on that storage: set_ puts it there
-        return (
-            f"torch.empty(0, {_typed(t)}).set_({src}.untyped_storage(), {t.storage_offset()}, {list(t.shape)}, "
-            f"{list(t.stride())}){leaf_grad}"
-        )
-
-    def _base(self, group: list[torch.Tensor]) -> tuple[str, torch.Tensor | None, bool]:
-        """(name, the input it is or None, whether it requires grad) of the group's base, made
-        on first use: the input that is the whole storage, else the storage as a 1-D tensor."""
-        key = _storage_key(group[0])
-        if key in self._bases:
-            return self._bases[key]
-        whole = next((t for t in group if _is_whole(t) and t.dtype == group[0].dtype), None)
-        if whole is not None:
-            code, comment = self._whole(whole)
-            requires_grad = whole.requires_grad
-        else:
-            first = group[0]
-            with torch.no_grad():
-                storage = first.detach().new_empty(0).set_(first.untyped_storage(), 0, (_storage_elements(first),), (1,))
-            code, comment, _ = self._values(storage)
-            requires_grad = any(t.grad_fn is not None for t in group)
-            code += ".requires_grad_()" if requires_grad else ""
-        self.lines.append("")
-        if whole is not None:
-            self.lines.append("# one storage, as the check got it: an input, and the views of it below")
-        else:
-            below = "the inputs below are views of it" if len(group) > 1 else "the input below is a view of it"
-            self.lines.append(f"# one storage, as the check got it: {below}")
-        name = self._line("base", code, comment)
-        self._bases[key] = (name, whole, requires_grad)
-        return self._bases[key]
-
-    def _other(self, t: torch.Tensor) -> tuple[str, str]:
-        """A tensor the check copies with ``clone`` (sparse, a subclass, conjugate or quantized)."""
-        saved = self._save(t.detach())
-        kind = f"a {type(t).__name__} with layout {t.layout}"
-        if saved is not None:
-            return saved + _grad_suffix(t), f"{kind}, as torch.save keeps it"
-        return f"torch.zeros({list(t.shape)}, {_typed(t)}){_grad_suffix(t)}", f"TODO: {kind} was here"
-
-    def _leaf(self, v: Any) -> str:
-        if type(v) is float:
-            return _float(v)
-        if type(v) is complex:
-            return f"complex({_float(v.real)}, {_float(v.imag)})"
-        if type(v) is torch.device:
-            return f"torch.device({str(v)!r})"
-        if type(v) is slice:
-            return f"slice({self.expr(v.start)}, {self.expr(v.stop)}, {self.expr(v.step)})"
-        if type(v) in _REPR_TYPES:
-            return repr(v)
-        if callable(v):
-            imports, named = func_source(v)
-            if "TODO" not in named:
-                self.imports.extend(i for i in imports if i not in self.imports)
-                return named
-        saved = self._save(v)
-        if saved is not None:
-            return self._line("v", saved, f"a {type(v).__name__}, as pickle keeps it")
-        return self._line("v", "None", f"TODO: a {type(v).__name__} was here: {repr(v)[:60]}")
-
-
-def _leaves(v: Any) -> Iterator[Any]:
-    """The leaves of ``v`` as :meth:`_Inputs.expr` writes it: inside lists, tuples and dicts."""
-    if type(v) in (list, tuple):
-        for x in v:
-            yield from _leaves(x)
-    elif type(v) is dict:
-        for x in v.values():
-            yield from _leaves(x)
-    else:
-        yield v
-
-
-def setup_source(
-    func: Callable[..., Any],
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None = None,
-) -> str:
-    """Script lines that define ``func``, ``args`` and ``kwargs`` (and ``randomized_sample``)."""
-    imports, func_expr = func_source(func)
-    body, extra = _call_lines(args, kwargs, randomized_sample, saved=None)
-    return "\n".join([*imports, *(i for i in extra if i not in imports), f"func = {func_expr}", *body])
-
-
-def _call_lines(
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None,
-    saved: list[Any] | None,
-) -> tuple[list[str], list[str]]:
-    """(lines that define args, kwargs and randomized_sample, the imports they need)."""
-    values: list[Any] = [list(args), dict(kwargs)]
-    if randomized_sample is not None:
-        values += [list(randomized_sample[0]), dict(randomized_sample[1])]
-    inputs = _Inputs(values, saved)
-    defined = [f"args = {inputs.expr(values[0])}", f"kwargs = {inputs.expr(values[1])}"]
-    if randomized_sample is not None:
-        defined.append("# the same call drawn with other data: the randomized rerun takes its floating values")
-        defined.append(f"randomized_sample = ({inputs.expr(values[2])}, {inputs.expr(values[3])})")
-    lines = inputs.lines[1:] if inputs.lines[:1] == [""] else inputs.lines
-    return lines + defined, inputs.imports
-
-
-def render(
-    func: Callable[..., Any],
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    options: Mapping[str, object],
-    *,
-    setup: str | None = None,
-) -> str:
-    """A script that reruns the check (``options``: its keyword arguments, ``dynamic``
-    included). ``setup`` (defining func, args, kwargs, and ``randomized_sample`` when the options
-    have one) overrides the rendering from values, e.g. to rebuild an OpInfo sample by name."""
-    sample: Any = options.get("randomized_sample")
-    body = setup if setup is not None else setup_source(func, args, kwargs, sample or None)
-    opts = [f"dynamic={options['dynamic']!r}"] + [
-        f"{k}={v!r}" for k, v in options.items() if k in _DEFAULTS and _DEFAULTS[k] != v and k != "randomized_sample"
-    ]
-    if sample:
-        opts.append("randomized_sample=randomized_sample")
-    return "\n".join(
-        [
-            "import torch",
-            "from optests import aot_autograd_check",
-            body,
-            f"aot_autograd_check(func, args, kwargs, {', '.join(opts)})",
-        ]
-    )
+__all__ = ["func_name", "func_source", "render", "setup_source", "standalone", "write_standalone"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -446,7 +54,7 @@ def main() -> int:
     """Run the check on the call above as optests ran it; print what differs."""
     one_intra_op_thread()  # as optests runs every check: a verdict must not depend on the thread count
     call = _TensorCall(func, args, kwargs)
-    opts = _Options(
+    options = CheckOptions(
 {options}
     )
     try:
@@ -455,9 +63,7 @@ def main() -> int:
             # Eager and AOTAutograd (no-op compilers), each on fresh copies of the inputs: what the
             # trace predicted vs what the kernels returned, errors, metadata, mutations, outputs,
             # gradients; then again on randomized data through the same compiled function.
-            notes = _check_call(
-{arguments}
-            )
+            notes = _check_call(call, options)
     except Finding as finding:
         print(finding)
         print("REPRODUCED")
@@ -467,13 +73,6 @@ def main() -> int:
     print("not reproduced: nothing differs between eager and compiled")
     return 0
 '''
-
-
-def _signature_defaults() -> dict[str, Any]:
-    from ._check import aot_autograd_check
-
-    params = inspect.signature(aot_autograd_check).parameters.values()
-    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
 
 def _callable_expr(fn: Any, imports: list[str]) -> str:
@@ -520,32 +119,26 @@ def standalone(
     """The standalone script for the check of ``func(*args, **kwargs)`` with ``options`` (its
     keyword arguments, as :attr:`Finding.options` has them), and what it loads from
     ``saved_name`` beside it (nothing to write if empty)."""
-    from . import _check, _source
 
-    merged = {**_signature_defaults(), **options}
+    fields = dataclasses.fields(_check.CheckOptions)
+    merged = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING} | dict(options)
     dynamic, nofunc = bool(merged["dynamic"]), bool(merged["disable_functionalization"])
     merged["context"] = merged.get("context") or f"{func_name(func)} {_check.mode_name(dynamic, nofunc)}"
-    merged["repro"] = ""  # the repro is this script
+    merged["repro"] = None  # the repro is this script
     sample = merged.get("randomized_sample")
     saved: list[Any] = []
     call_lines, input_imports = _call_lines(args, kwargs, sample, saved)
 
     main_imports: list[str] = []
-    fields = [
-        f
-        for f in dataclasses.fields(_check._Options)
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    ]
     option_lines = []
-    for f in fields:
+    for f in fields:  # every option, as the check had it
         value = merged[f.name]
-        code, _, comment = (_callable_expr(value, main_imports) if callable(value) else _literal(value)).partition("  # ")
+        if f.name == "randomized_sample":
+            code, comment = ("randomized_sample" if sample is not None else "None"), ""
+        else:
+            code, _, comment = (_callable_expr(value, main_imports) if callable(value) else _literal(value)).partition("  # ")
         option_lines.append(f"        {f.name}={code}," + (f"  # {comment}" if comment else ""))
-    arguments = ["                call,", "                opts,"]
-    for name in list(inspect.signature(_check._check_call).parameters)[2:]:
-        expr = "randomized_sample" if name == "randomized_sample" and sample is not None else _literal(merged[name])
-        arguments.append(f"                {name}={expr},")
-    main = _MAIN.format(options="\n".join(option_lines), arguments="\n".join(arguments))
+    main = _MAIN.format(options="\n".join(option_lines))
 
     used = {n.id for n in ast.walk(ast.parse(main)) if isinstance(n, ast.Name)}
     copied = _source.copy_definitions(_check.__name__, sorted(n for n in used if hasattr(_check, n)))

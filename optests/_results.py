@@ -23,10 +23,11 @@ from ._errors import InputError, JSONError
 from ._files import Busy, WriteError, claim, reason, write_atomic
 from ._findings import Outcome, Stage, Verdict
 from ._json import DECODER, check_strings, duplicate_key, loads
-from ._key import DEVICES, DTYPES, MODES, Mode, SampleKey
+from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, Mode, SampleKey
 
 #: 2 added ``tolerance`` to records and ``complete`` to the file; 3 added ``transform`` to records
-#: (the input transform that derived the sample). Files of versions 1 and 2 still read.
+#: (the input transform that derived the sample) and ``backend`` (the compile step, written where it is not
+#: aot_eager). Files of versions 1 and 2 still read.
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 KIND = "optests-results"
@@ -219,6 +220,11 @@ def _duration(value: Any) -> str | None:
     return None if ok else "a finite number of seconds >= 0"
 
 
+def _backend(value: Any) -> str | None:
+    ok = type(value) is str and re.fullmatch(BACKEND_NAME, value) is not None
+    return None if ok else "a backend's name (ASCII letters, digits, '_', '.', ':')"
+
+
 def _seconds(value: float) -> float:
     return round(value, 4)
 
@@ -243,6 +249,7 @@ FIELDS: tuple[Field, ...] = (
     Field("duration", "record", False, 0.0, _duration, _seconds, _same, "outcomes.duration"),
     Field("verdict", "record", False, "", _choice([v.value for v in Verdict], ""), *_enum(Verdict, ""), "outcomes.verdict"),
     _words("tolerance", "record", False, "", column="outcomes.tolerance", since=2),
+    Field("backend", "key", False, DEFAULT_BACKEND, _backend, _same, sys.intern, "cases.backend", since=3, omit_default=True),
 )
 FIELD_NAMES = frozenset(f.name for f in FIELDS)
 #: What ``from_json`` does with each field, unpacked once: a million records are read in a loop.

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ._errors import InputError
-from ._key import DEVICES, DTYPES, MODES, TRANSFORMS, Mode, parse_transforms
+from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, parse_transforms
 
 BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
 _DB_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -55,6 +55,12 @@ def _transforms(option: str, value: str) -> tuple[str, ...]:
         return parse_transforms(value)
     except ValueError as e:
         raise SettingError(f"{option}: {e}") from None
+
+
+def _backends(option: str, value: str) -> tuple[str, ...]:
+    from ._backends import BACKENDS
+
+    return parse_choices(option, value, tuple(BACKENDS))
 
 
 def _globs(option: str, value: str) -> tuple[str, ...]:
@@ -126,6 +132,13 @@ OPTIONS = (
         "none",
         _transforms,
     ),
+    Option(
+        "backends",
+        "backends that compile the check, comma-separated: aot_eager (AOTAutograd, no-op compilers) "
+        "or one registered with optests._backends.register",
+        DEFAULT_BACKEND,
+        _backends,
+    ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
     Option("timeout", "seconds one sample may take before it is recorded as a timeout", f"{DEFAULT_TIMEOUT:g}", parse_seconds),
     Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
@@ -140,6 +153,7 @@ class Settings:
     dtypes: tuple[str, ...]
     modes: tuple[Mode, ...]
     transforms: tuple[str, ...]
+    backends: tuple[str, ...]
     devices: tuple[str, ...]
     dbs: tuple[str, ...]
     results: Path | None

@@ -27,7 +27,7 @@ from ._env import environment, now
 from ._execute import decoration_skip, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
-from ._key import MODES, SampleKey, Scope, transform_name
+from ._key import DEFAULT_BACKEND, MODES, SampleKey, Scope, transform_name
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner
 from ._settings import BUILTIN_DBS, Settings
@@ -231,6 +231,8 @@ class Sweep:
             extra += f" --optests-registry={self._registry_name()}"
         if case.key.transform:
             extra += f" --optests-transforms={transform_name(case.key.transform)}"
+        if case.key.backend != DEFAULT_BACKEND:
+            extra += f" --optests-backends='{case.key.backend}'"
         return (
             f"pytest {where} --optests-ops='{case.key.op_id}' --optests-modes={case.key.mode} "
             f"--optests-dtypes={case.key.dtype} --optests-devices={case.key.device}{extra} --optests-accept"
@@ -366,6 +368,7 @@ class Sweep:
             and e.dtype in s.dtypes
             and e.device in s.devices
             and (not e.transform or transform_name(e.transform) in s.transforms)
+            and e.backend in s.backends
             and any(fnmatch.fnmatchcase(e.op_id, p) or fnmatch.fnmatchcase(e.op, p) for p in s.ops)
         )
 

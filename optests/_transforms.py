@@ -52,6 +52,7 @@ __all__ = [
     "judged_dtype",
     "not_applicable",
     "shrink_resized",
+    "shrinkable",
     "suffixes",
 ]
 
@@ -118,12 +119,12 @@ def derive(transform: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, dr
     if draws < 1:
         raise ValueError(f"draws must be at least 1, got {draws}")
     sample = _Sample(args, kwargs)
-    made = _DERIVERS[transform](sample, draws, seed)
+    made = _DERIVERS[transform].derive(sample, draws, seed)
     # an index names what each sample is, whatever else the transform derives from this sample
     # (transposed-1 is channels_last, dtypes-1 float16, grad-subset-0 the inference sample), so
     # registry entries stay put; only noncontiguous, which derives one at most, has none
     return [
-        Derived(transform, None if transform == "noncontiguous" else i, args_, kwargs_, description)
+        Derived(transform, None if _DERIVERS[transform].unindexed else i, args_, kwargs_, description)
         for i, ((args_, kwargs_), description) in sorted(made.items())
     ]
 
@@ -131,7 +132,7 @@ def derive(transform: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, dr
 def judged_dtype(d: Derived, base: torch.dtype) -> torch.dtype:
     """The dtype whose tolerances and OpInfo decorations judge ``d``: the one ``dtypes`` cast its
     floating inputs to, else the base sample's."""
-    if d.transform == "dtypes":
+    if _DERIVERS[d.transform].casts:
         for leaf in pytree.tree_leaves((d.args, d.kwargs)):
             if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
                 return leaf.dtype
@@ -149,8 +150,9 @@ def suffixes(transform: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> 
     """The suffixes of the samples ``derive(transform, args, kwargs)`` gives with one draw, for
     naming them before they are made (``resized`` is not drawn: its one sample exists where the
     inputs have a size to replace; if no draw then differs from the sample, it is not applicable)."""
-    if transform == "resized":
-        return ["resized-0"] if _sizes(_Sample(args, kwargs)) else []
+    found = _DERIVERS.get(transform)
+    if found is not None and found.draws:
+        return [f"{transform}-0"] if _sizes(_Sample(args, kwargs)) else []
     return [d.suffix for d in derive(transform, args, kwargs)]
 
 
@@ -584,12 +586,37 @@ def _as_derived(made: _Made) -> Derived:
     return Derived("resized", 0, args, kwargs, description)
 
 
-_DERIVERS: dict[str, Callable[[_Sample, int, int], dict[int, _Made]]] = {
-    "noncontiguous": _noncontiguous,
-    "transposed": _transposed,
-    "duplicated": _duplicated,
-    "aliased": _aliased,
-    "grad-subset": _grad_subset,
-    "dtypes": _dtypes,
-    "resized": _resized,
+@dataclass(frozen=True)
+class _Transform:
+    """What a transform does, in one place: how it derives samples, and what the harness asks of
+    it beyond that (nothing outside this module compares a transform's name)."""
+
+    #: ``(sample, draws, seed)`` -> the derived samples by index
+    derive: Callable[[_Sample, int, int], dict[int, _Made]]
+    #: It derives one sample at most, named without an index (``noncontiguous``).
+    unindexed: bool = False
+    #: It casts floating inputs: a derived sample is judged by the dtype it cast to (``dtypes``).
+    casts: bool = False
+    #: It draws its samples (``resized``): named before they are drawn (one where the sample has a
+    #: size to replace), and a finding can be shrunk (:func:`shrink_resized`).
+    draws: bool = False
+
+
+#: The transforms, by the names users type (:data:`optests._key.TRANSFORMS` lists them in order).
+_DERIVERS: dict[str, _Transform] = {
+    "noncontiguous": _Transform(_noncontiguous, unindexed=True),
+    "transposed": _Transform(_transposed),
+    "duplicated": _Transform(_duplicated),
+    "aliased": _Transform(_aliased),
+    "grad-subset": _Transform(_grad_subset),
+    "dtypes": _Transform(_dtypes, casts=True),
+    "resized": _Transform(_resized, draws=True),
 }
+
+
+def shrinkable(suffix: str) -> bool:
+    """Whether a finding on the sample ``suffix`` names can be shrunk (:func:`shrink_resized`)."""
+    from ._key import transform_name
+
+    found = _DERIVERS.get(transform_name(suffix))
+    return found is not None and found.draws

@@ -23,7 +23,7 @@ from . import __version__, _durations, _registry, _results, _settings
 from ._env import environment, now
 from ._errors import InputError
 from ._files import check_writable
-from ._key import DEVICES, DTYPES, MODES, TRANSFORMS
+from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS
 
 EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 128 + 2, 128 + 13  # as if killed by SIGINT, SIGPIPE, as shells report it
@@ -81,6 +81,7 @@ def _check(args: argparse.Namespace) -> int:
     _author.import_modules(args.imports)
     samples = _author.load_samples(args.samples) if args.samples else None  # its module may register the op
     transforms = _author.transforms_of(args.transforms)
+    backends = _author.backends_of(args.backends)
     targets = _author.resolve(args.ops)
     if samples is not None and len(targets) > 1:
         raise _author.AuthorError(f"--samples gives the samples of one op, but {len(targets)} ops were named")
@@ -92,8 +93,9 @@ def _check(args: argparse.Namespace) -> int:
     checks, findings = [], []
     for target in targets:
         target_checks = _author.check_target(
-            target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, timeout=timeout
-        )
+            target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, backends=backends,
+            timeout=timeout, shrink=True,
+        )  # fmt: skip
         derived = len({(c.dtype, c.sample, c.key.transform) for c in target_checks if c.key.transform})
         also = f" (and {derived} derived by {', '.join(transforms)})" if transforms else ""
         print(f"{target.name}: {len({(c.dtype, c.sample) for c in target_checks})} samples{also} x {len(modes)} modes")
@@ -124,6 +126,11 @@ def _check(args: argparse.Namespace) -> int:
             print(f"    {line}")
         name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
         name += f"-{c.key.transform}" if c.key.transform else ""
+        name += "".join(ch if ch.isalnum() else "_" for ch in f"-{c.key.backend}") if c.key.backend != DEFAULT_BACKEND else ""
+        inputs = c.inputs
+        if c.shrunk is not None:  # a resized finding: the repro takes the smallest sizes that fail alike
+            inputs, sizes = c.shrunk
+            print(f"    shrunk: {sizes} fail at {error.stage} too; the repro uses them")
         override = _opinfo_func_source(target.opinfo) if target.opinfo is not None else None
         try:
             # the check's own options, and the sample as it was: for a randomized finding the
@@ -134,7 +141,7 @@ def _check(args: argparse.Namespace) -> int:
                 "check_gradients": c.check_gradients,
             }
             script = _repro.write_standalone(
-                args.repro_dir, name, target.func, c.inputs, options, summary=f"[{error.stage}] {error.summary}",
+                args.repro_dir, name, target.func, inputs, options, summary=f"[{error.stage}] {error.summary}",
                 imports=args.imports, func_expr=override,
             )  # fmt: skip
         except OSError as e:  # the findings and --json stand without it
@@ -297,6 +304,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="LIST",
         help="input transforms that derive more samples from each: all, none, or names from "
         f"{', '.join(TRANSFORMS)} (default: %(default)s)",
+    )
+    c.add_argument(
+        "--backends",
+        default=DEFAULT_BACKEND,
+        metavar="LIST",
+        help="backends that compile the check, comma-separated: aot_eager, or one registered with "
+        "optests._backends.register by a module --import names (default: %(default)s)",
     )
     c.add_argument("--dtypes", default="float32", help="dtypes for OpInfo samples, comma-separated (default: %(default)s)")
     c.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")

@@ -179,3 +179,35 @@ for dynamic in (True, False, True):
     # the failure on 2.13 and 2.15 (findings/map_noncontiguous_dynamic_error.py); a release that
     # fixes it needs another order-dependent call here, or this test checks nothing
     assert done.stdout.splitlines() == ["failed trace", "passed None", "failed trace"]
+
+
+def test_the_check_s_keywords_are_its_declared_options() -> None:
+    """One declaration: ``aot_autograd_check``'s signature (a contract, written out) holds every
+    option of ``CheckOptions``, in order, with its default."""
+    import dataclasses
+    import inspect
+
+    from optests._check import CheckOptions
+
+    params = list(inspect.signature(optests.aot_autograd_check).parameters.values())[3:]
+    declared = [f for f in dataclasses.fields(CheckOptions) if f.name != "backend"]  # aot_autograd_check is aot_eager's
+    assert [p.name for p in params] == [f.name for f in declared]
+    assert [p.default for p in params[1:]] == [f.default for f in declared[1:]]
+
+
+def test_a_passing_check_renders_no_repro(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The repro is rendered when a finding is made, not on every check."""
+    from optests import _script
+
+    def fail(*args: object, **kwargs: object) -> str:
+        raise AssertionError("rendered")
+
+    monkeypatch.setattr(_script, "render", fail)
+    optests.aot_autograd_check(torch.sin, [torch.randn(3, requires_grad=True)], {}, False, try_check_data_specialization=True)
+    monkeypatch.undo()
+    func, make, stage, options = BUGS["memoized_scale"]
+    result = optests.run_check(func, *make(), dynamic=False, **options)
+    assert result.stage == stage and result.error is not None
+    assert "aot_autograd_check(func, args, kwargs, dynamic=False, try_check_data_specialization=True)" in result.repro
+    cause = result.error.__cause__
+    assert isinstance(cause, optests.Finding) and cause.repro == result.repro

@@ -46,12 +46,29 @@ def test_dotted_names_are_never_split() -> None:
     assert dropout.id == "static-float32-cpu-nn.functional.dropout-sample3"
     assert pinv.id == "dynamic-float32-cpu-linalg.pinv.hermitian-sample0"
     assert pinv.context == "linalg.pinv.hermitian dynamic float32 cpu sample 0"
-    assert tuple(pinv.scope) == ("linalg.pinv", "hermitian", "dynamic", "float32", "cpu", "")
+    assert tuple(pinv.scope) == ("linalg.pinv", "hermitian", "dynamic", "float32", "cpu", "", "aot_eager")
     split = {"nn.functional.dropout": ("nn.functional.dropout", ""), "linalg.pinv.hermitian": ("linalg.pinv", "hermitian")}
     assert SampleKey.parse(dropout.id, split.get) == dropout
     assert SampleKey.parse(pinv.id, split.get) == pinv
     assert SampleKey.parse(pinv.id, lambda op_id: None) is None  # an op the caller does not know
     assert SampleKey.parse("test_something[3]", split.get) is None
+
+
+def test_a_backend_other_than_aot_eager_ends_the_id_after_an_at_sign() -> None:
+    """aot_eager's ids are as they always were; another backend's name follows ``@`` and parses back."""
+    split = {"linalg.pinv.hermitian": ("linalg.pinv", "hermitian")}
+    for tail, transform, backend in [
+        ("", "", "aot_eager"),
+        ("@inductor", "", "inductor"),
+        ("-transposed-1@dynamo:eager", "transposed-1", "dynamo:eager"),
+    ]:
+        key = SampleKey("linalg.pinv", "hermitian", Mode.STATIC, "float32", "cpu", 3, transform=transform, backend=backend)
+        assert key.id == "static-float32-cpu-linalg.pinv.hermitian-sample3" + tail
+        assert SampleKey.parse(key.id, split.get) == key and key.scope.backend == backend
+    broken = SampleKey("linalg.pinv", "hermitian", Mode.STATIC, "float32", "cpu", None, broken=True, backend="inductor")
+    assert broken.id == "static-float32-cpu-linalg.pinv.hermitian-samples@inductor"
+    assert SampleKey.of_record(broken.id, "linalg.pinv", "hermitian", "static", "float32", "cpu", None, "", "inductor") == broken
+    assert SampleKey("sin", "", Mode.STATIC, "float32", "cpu", 0, backend="inductor").context.endswith("sample 0 @inductor")
 
 
 def test_a_derived_sample_is_named_by_its_transform() -> None:

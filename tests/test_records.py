@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: A value for each field of a record, none of them its default. A field declared in FIELDS and
 #: missing here fails the first assertion below, so a new field is tested as soon as it is declared.
 EXAMPLE: dict[str, Any] = {
-    "id": "dynamic-nofunc-float64-cuda-nn.functional.pad.reflect-sample7-transposed-1",
+    "id": "dynamic-nofunc-float64-cuda-nn.functional.pad.reflect-sample7-transposed-1@inductor",
     "op": "nn.functional.pad",
     "variant": "reflect",
     "db": "op_db",
@@ -34,6 +34,7 @@ EXAMPLE: dict[str, Any] = {
     "duration": 1.2345,
     "verdict": "unexpected_failure",
     "tolerance": "OpInfo toleranceOverride(atol=0.005, rtol=0.0001)",
+    "backend": "inductor",
 }
 
 

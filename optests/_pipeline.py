@@ -1,0 +1,188 @@
+"""One path from a sample to its record, for every entry point: the sweep (``_case.collect`` names
+the keys, ``_execute.execute`` checks one in the runner's child), ``optests check``, ``check_op``
+and ``op_test`` (``_author.plan`` names them, ``_author.run_planned`` checks them).
+
+A :class:`Base` is a sample as it was made, an OpInfo's or a given ``(args, kwargs)``, with the
+settings its origin asks for. :func:`suffixes` names the samples the input transforms derive from
+it; :func:`keys` orders the checks; :func:`check` makes one check of one key, in this order:
+
+1. derive the key's sample from the base (its transform, one draw of ``resized``), and the
+   base's redraw (the randomized rerun's data) alike;
+2. choose ``check_gradients`` (a derived sample with no input requiring grad checks none) and the
+   dtype that is judged (the one ``dtypes`` cast to, else the sample's);
+3. the OpInfo's own skips and tolerances for that dtype;
+4. the check, with the key's mode and backend;
+5. a derived sample whose eager call fails is not applicable; the tolerance the record keeps is the
+   OpInfo's override and what the check noted.
+
+:func:`died` is the record of a check whose process died. Every entry point runs checks with one
+intra-op thread (:func:`optests._check.one_intra_op_thread`), in a forked child where it can.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._findings import CheckResult, Outcome, Stage
+from ._key import SampleKey, transform_name
+
+if TYPE_CHECKING:
+    from ._runner import Died
+    from ._transforms import Derived
+
+Sample = tuple[Sequence[Any], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Base:
+    """A sample as it was made, before any transform."""
+
+    #: The callable the check compiles.
+    func: Callable[..., Any]
+    args: Sequence[Any]
+    kwargs: Mapping[str, Any]
+    #: As the check takes it: an OpInfo's ``supports_autograd``; ``"auto"`` for a given sample.
+    check_gradients: bool | Literal["auto"]
+    #: The OpInfo asks for outputs not to be compared.
+    skip_correctness_check: bool = False
+    #: The same call drawn with other data, for the randomized rerun (None: it reruns on noise).
+    redraw: Sample | None = None
+    #: The OpInfo whose decorations (skips, tolerance overrides) judge it; None for a given sample.
+    opinfo: Any = None
+    #: Script lines that rebuild the sample (and its redraw) by name, for a finding's repro.
+    setup: str | None = None
+
+
+def suffixes(base: Sample, transforms: Sequence[str]) -> list[str]:
+    """The suffixes of the samples ``transforms`` derive from ``base``, in ``transforms``' order
+    (``resized``: one draw); none from a sample a transform cannot take apart."""
+    if not transforms:
+        return []
+    from ._transforms import suffixes as of
+
+    try:
+        return [s for t in transforms for s in of(t, base[0], base[1])]
+    except Exception:  # a sample a transform cannot take apart: nothing derived from it
+        return []
+
+
+def keys(
+    op: str,
+    variant: str,
+    dtype: str,
+    device: str,
+    modes: Sequence[str],
+    backends: Sequence[str],
+    derived: Sequence[Sequence[str]] | Mapping[int, Sequence[str]],
+) -> list[SampleKey]:
+    """The checks of an op's samples of one dtype (``derived[i]``: the suffixes of sample ``i``),
+    in the one order every entry point runs them: mode, then backend, then each sample followed
+    by the samples derived from it."""
+    from ._key import Mode
+
+    by_index = derived if isinstance(derived, Mapping) else dict(enumerate(derived))
+    return [
+        SampleKey(op, variant, Mode(mode), dtype, device, i, transform=suffix, backend=backend)
+        for mode in modes
+        for backend in backends
+        for i, suffix_list in by_index.items()
+        for suffix in ("", *suffix_list)
+    ]
+
+
+def derive(key: SampleKey, sample: Sample) -> Derived | None:
+    """The sample ``key``'s transform derives from ``sample`` (None if it derives no such one)."""
+    from ._transforms import derive as derive_all
+
+    assert key.sample is not None
+    try:
+        found = derive_all(transform_name(key.transform), sample[0], sample[1], draws=1, seed=key.sample)
+    except Exception:
+        return None
+    return next((d for d in found if d.suffix == key.transform), None)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What :func:`check` found: the result (its ``notes`` are the tolerance the record keeps)
+    and the inputs it checked (a derived sample's, or the base's)."""
+
+    result: CheckResult
+    inputs: Sample
+    check_gradients: bool | Literal["auto"]
+
+    @property
+    def tolerance(self) -> str:
+        return "; ".join(self.result.notes)
+
+
+def check(key: SampleKey, base: Base) -> Checked:
+    """Check ``key`` (a sample of ``base``, or one its transform derives) in its mode and backend."""
+    import torch
+
+    from . import _opinfo
+    from ._check import assert_close_equal_nan, run_check
+    from ._transforms import judged_dtype, not_applicable
+
+    dtype = getattr(torch, key.dtype)
+    judged, context = dtype, key.context
+    args, kwargs = base.args, base.kwargs
+    check_gradients, redraw, setup = base.check_gradients, base.redraw, base.setup
+    if key.transform:  # the OpInfo's code makes the sample, not the derived one: a repro writes the derived tensors
+        derived = derive(key, (args, kwargs))
+        if derived is None:
+            message = f"{key.transform} derives no such sample [{context}]"
+            return Checked(CheckResult(Outcome.NOT_APPLICABLE, message=message), (args, kwargs), check_gradients)
+        args, kwargs, context = list(derived.args), derived.kwargs, f"{context}: {derived.description}"
+        check_gradients = derived.check_gradients(check_gradients)
+        again = derive(key, redraw) if redraw is not None else None  # the redraw, transformed alike
+        redraw = (list(again.args), again.kwargs) if again is not None else None
+        judged, setup = judged_dtype(derived, dtype), None
+    assert_equals: Callable[..., Any] = assert_close_equal_nan
+    tolerance: tuple[str, ...] = ()
+    if base.opinfo is not None:  # the OpInfo's own skips and tolerances, for the dtype judged
+        deco = _opinfo.decorations(base.opinfo, key.mode.dynamic, key.device, judged)
+        if deco.skip:
+            return Checked(CheckResult(Outcome.SKIPPED, message=deco.skip_message), (args, kwargs), check_gradients)
+        assert_equals, tolerance = deco.assert_equals(judged), tuple(t for t in (deco.tolerance,) if t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ops warn about deprecated arguments etc.; not findings
+        result = run_check(
+            base.func,
+            args,
+            kwargs,
+            key.mode.dynamic,
+            assert_equals_fn=assert_equals,
+            check_gradients=check_gradients,
+            try_check_data_specialization=True,
+            skip_correctness_check=base.skip_correctness_check,
+            disable_functionalization=not key.mode.functionalized,
+            randomized_sample=redraw,
+            context=context,
+            repro=setup,
+            backend=key.backend,
+        )
+    if key.transform and result.stage is Stage.EAGER:  # the derived sample is not a valid call
+        message = not_applicable(key.transform, result.message, context)
+        result = CheckResult(Outcome.NOT_APPLICABLE, message=message, duration=result.duration)
+    else:
+        result = CheckResult(
+            result.outcome,
+            result.stage,
+            result.message,
+            result.detail,
+            result.repro,
+            result.duration,
+            result.error,
+            tolerance + result.notes,
+        )
+    return Checked(result, (args, kwargs), check_gradients)
+
+
+def died(key: SampleKey, answer: Died, duration: float) -> CheckResult:
+    """The result of a check whose process died (``crash``) or ran past its time (``timeout``)."""
+    message = f"{answer.message.splitlines()[0]} [{key.context}]"
+    return CheckResult(Outcome.FAILED, answer.stage, message, detail=answer.message, duration=duration)
