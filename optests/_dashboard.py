@@ -6,7 +6,7 @@ mode, samples are listed only where they changed since the previous run, and a f
 at most ``MAX_FAILING`` of its failing samples.
 
 Runs are grouped by :class:`~optests._history.Configuration` (torch release series, device, dtype,
-transforms): each has its own section, trend and "since the previous run", so no diff crosses
+transforms, backends): each has its own section, trend and "since the previous run", so no diff crosses
 configurations; the comparison view puts the latest run of each side by side.
 """
 
@@ -383,7 +383,7 @@ def _short_labels(configs: Sequence[Configuration]) -> list[str]:
     """Each configuration by what sets it apart from the others (``torch 2.13, cpu``)."""
     fields = [f.name for f in dataclasses.fields(Configuration)]
     varying = [f for f in fields if len({getattr(c, f) for c in configs}) > 1] or fields
-    words = {"torch": "torch ", "transforms": "transforms "}
+    words = {"torch": "torch ", "transforms": "transforms ", "backends": "backends "}
     return [", ".join(words.get(f, "") + getattr(c, f) for f in varying) for c in configs]
 
 
@@ -595,7 +595,7 @@ def build(history: History, out: Path) -> Path:
         f"<h1>optests dashboard</h1>"
         f'<p class="meta" id="latest">Latest: run {latest.id}, {_esc(latest.date)}, {_esc(latest.configuration.label)}. '
         f"{_runs(len(runs))} in the history, in {len(sections)} configuration{'s' if len(sections) > 1 else ''} (torch release, device, dtype, input "
-        f"transforms); each is compared only with runs of its own.</p>{_nav(sections, counts)}"
+        f"transforms, backends); each is compared only with runs of its own.</p>{_nav(sections, counts)}"
         f"{compare}{rendered}{_DETAIL}{failing.script()}<script>{_JS}</script></body></html>\n"
     )
     changes = {

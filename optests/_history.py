@@ -24,7 +24,7 @@ from ._env import now
 from ._errors import InputError
 from ._files import Busy, WriteError, locked
 from ._findings import Outcome
-from ._key import transform_name
+from ._key import DEFAULT_BACKEND, transform_name
 from ._registry import RegistryError, release_series
 from ._results import FIELDS, Field, SampleResult, attribute, describe_os_error
 
@@ -52,7 +52,7 @@ def _add_configurations(cur: sqlite3.Cursor) -> None:
         config = Configuration.of(torch, *seen[run])
         cur.execute(
             "UPDATE runs SET torch_series = ?, devices = ?, dtypes = ?, transforms = ? WHERE id = ?",
-            (*dataclasses.astuple(config), run),
+            (config.torch, config.device, config.dtype, config.transforms, run),
         )
     cur.execute(
         "INSERT INTO op_counts (run, op, passed, failed)"
@@ -116,6 +116,10 @@ MIGRATIONS: list[str | Callable[[sqlite3.Cursor], None]] = [
     """
     ALTER TABLE cases ADD COLUMN backend TEXT NOT NULL DEFAULT 'aot_eager'
     """,
+    # 6: the backends of a run's configuration; the runs stored before are aot_eager's (see 5)
+    """
+    ALTER TABLE runs ADD COLUMN backends TEXT NOT NULL DEFAULT 'aot_eager'
+    """,
 ]
 
 
@@ -142,7 +146,7 @@ class HistoryError(InputError):
 @dataclasses.dataclass(frozen=True)
 class Configuration:
     """What two runs must share for their difference to mean something: the torch release series,
-    the device, the dtype and the input transforms. Trends and "since the previous run" compare
+    the device, the dtype, the input transforms and the backends. Trends and "since the previous run" compare
     runs of one configuration only; a CPU run against a CUDA run would list every sample as added
     and removed (their ids differ), and 2.13 against 2.15 is a comparison, not a regression.
 
@@ -153,29 +157,45 @@ class Configuration:
     device: str  #: ``cpu``, or ``cpu+cuda`` for a run over both
     dtype: str  #: ``float32``, or ``float32+float64``
     transforms: str  #: the input transforms applied, ``dtypes,transposed``, or ``none``
+    #: the backends that compiled the checks, ``aot_eager`` (the default), or ``aot_eager+inductor``
+    backends: str = DEFAULT_BACKEND
 
     @classmethod
-    def of(cls, torch: str, devices: Iterable[str], dtypes: Iterable[str], transforms: Iterable[str]) -> Configuration:
-        """From the torch version and the devices, dtypes and transforms (with their index,
-        ``transposed-0``; empty for a sample as the OpInfo gives it) of a run's samples."""
+    def of(
+        cls,
+        torch: str,
+        devices: Iterable[str],
+        dtypes: Iterable[str],
+        transforms: Iterable[str],
+        backends: Iterable[str] = (DEFAULT_BACKEND,),
+    ) -> Configuration:
+        """From the torch version and the devices, dtypes, transforms (with their index,
+        ``transposed-0``; empty for a sample as the OpInfo gives it) and backends of a run's samples."""
         try:
             series = release_series(torch)
         except RegistryError:  # no version recorded, or not one: compared only with its like
             series = torch or "unknown"
         names = sorted({transform_name(t) for t in transforms if t})
-        return cls(series, "+".join(sorted(devices)), "+".join(sorted(dtypes)), ",".join(names) or "none")
+        compilers = "+".join(sorted(set(backends))) or DEFAULT_BACKEND
+        return cls(series, "+".join(sorted(devices)), "+".join(sorted(dtypes)), ",".join(names) or "none", compilers)
 
     @property
     def label(self) -> str:
-        """``torch 2.13, cpu, float32, transforms none``"""
-        return f"torch {self.torch}, {self.device}, {self.dtype}, transforms {self.transforms}"
+        """``torch 2.13, cpu, float32, transforms none``; the backends where they are not just
+        aot_eager: ``..., transforms none, backends inductor``."""
+        label = f"torch {self.torch}, {self.device}, {self.dtype}, transforms {self.transforms}"
+        return label if self.backends == DEFAULT_BACKEND else f"{label}, backends {self.backends}"
 
 
 def configuration_of(env: Mapping[str, str], records: Iterable[SampleResult]) -> Configuration:
     """A run's configuration, from its results file's environment and records."""
     records = list(records)
     return Configuration.of(
-        env.get("torch", ""), {r.device for r in records}, {r.dtype for r in records}, {r.transform for r in records}
+        env.get("torch", ""),
+        {r.device for r in records},
+        {r.dtype for r in records},
+        {r.transform for r in records},
+        {r.key.backend for r in records},
     )
 
 
@@ -195,7 +215,8 @@ class Run:
 
 
 _RUN_COLUMNS = (
-    "id, date, torch, torch_git, device, python, optests, platform, source, samples, torch_series, devices, dtypes, transforms"
+    "id, date, torch, torch_git, device, python, optests, platform, source, samples, torch_series, devices, dtypes, transforms,"
+    " backends"
 )
 
 
@@ -403,7 +424,8 @@ class History:
             with self._transaction() as cur:
                 cur.execute(
                     "INSERT INTO runs (fingerprint, date, torch, torch_git, device, python, optests, platform, source, ingested,"
-                    " samples, torch_series, devices, dtypes, transforms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " samples, torch_series, devices, dtypes, transforms, backends)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (key, date, env.get("torch", ""), env.get("torch_git", ""),
                      ",".join(devices) + (f" (CUDA {env['cuda']})" if "cuda" in devices and env.get("cuda") else ""),
                      env.get("python", ""), env.get("optests", ""), env.get("platform", ""), source, now(), len(records),

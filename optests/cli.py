@@ -375,7 +375,7 @@ def _parser() -> argparse.ArgumentParser:
         "--like",
         metavar="RESULTS",
         help="count --run among the runs of this results file's configuration (torch series, device, dtype, "
-        "transforms): with -1, the last run to compare it with",
+        "transforms, backends): with -1, the last run to compare it with",
     )
     he.add_argument("--out", type=Path, required=True, help="the results file to write")
     for sp in (hi, hl, he):

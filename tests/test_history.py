@@ -31,8 +31,9 @@ def rec(
     message: str = "",
     device: str = "cpu",
     transform: str = "",
+    backend: str = "aot_eager",
 ) -> SampleResult:
-    key = SampleKey(op, "", Mode(mode), "float32", device, sample, transform=transform)
+    key = SampleKey(op, "", Mode(mode), "float32", device, sample, transform=transform, backend=backend)
     if outcome == "failed" and not message:
         message = f"{stage} finding [{key.context}]"
     return SampleResult(key, "op_db", Outcome(outcome), Stage(stage) if stage else None, message, 0.01)
@@ -345,7 +346,7 @@ def _truncated(path: Path) -> None:
     [
         (lambda p: p.write_bytes(b"this is not sqlite" * 100), "not a usable optests history database (file is not a database)"),
         (_foreign, "not an optests history database (its tables: accounts)"),
-        (_newer, "schema version 99 is newer than this optests knows (5); upgrade optests"),
+        (_newer, "schema version 99 is newer than this optests knows (6); upgrade optests"),
         (_truncated, "not a usable optests history database (database disk image is malformed)"),
     ],
     ids=["garbage", "foreign", "newer", "half-written"],
@@ -400,6 +401,7 @@ def test_a_history_from_before_transforms_reads_on(tmp_path: Path) -> None:
 def _downgrade(path: Path, version: int) -> None:
     """Undo the migrations after ``version``, as the optests of that schema left its databases."""
     undo = {
+        6: ["ALTER TABLE runs DROP COLUMN backends"],
         5: ["ALTER TABLE cases DROP COLUMN backend"],
         4: ["ALTER TABLE outcomes DROP COLUMN tolerance"],
         3: [
@@ -448,6 +450,35 @@ def test_an_old_history_gets_the_configuration_of_each_run(tmp_path: Path) -> No
         assert db.schema_version == len(history.MIGRATIONS)
         assert db.runs() == runs  # configurations computed from the stored samples
         assert db.op_counts(runs) == strips
+
+
+def test_a_backend_is_kept_per_sample_and_apart_in_configurations(tmp_path: Path) -> None:
+    path = tmp_path / "h.db"
+    inductor = [rec("sin", "static", 0, backend="inductor"), rec("sin", "static", 1, "failed", "forward", backend="inductor")]
+    with History(path, create=True) as db:
+        old = db.ingest(ENV, OLD, "old", date="2026-11-21")[0]
+    _downgrade(path, 4)  # as the optests before backends left it: its runs were aot_eager's
+    with History(path, create=True) as db:
+        assert db.schema_version == len(history.MIGRATIONS)
+        assert db.runs() == [old]
+        assert old.configuration.backends == "aot_eager"
+        other = db.ingest(ENV, inductor, "inductor", date="2026-11-22")[0]
+        both = db.ingest(ENV, [*NEW, *inductor], "both", date="2026-11-23")[0]
+        assert [r.id for r in db.records(other)] == [
+            "static-float32-cpu-sin-sample0@inductor",
+            "static-float32-cpu-sin-sample1@inductor",
+        ]
+        assert db.records(other) == inductor  # ingest -> export keeps the backend
+        assert [r.configuration.label for r in (old, other, both)] == [
+            "torch 2.13, cpu, float32, transforms none",
+            "torch 2.13, cpu, float32, transforms none, backends inductor",
+            "torch 2.13, cpu, float32, transforms none, backends aot_eager+inductor",
+        ]
+        # "the previous run" of an aot_eager run is an aot_eager run's, never another backend's
+        assert db.run(-1, old.configuration) == old
+        assert db.run(-1, other.configuration) == other
+        with pytest.raises(HistoryError, match="holds 1 run"):
+            db.run(-2, other.configuration)
 
 
 def test_history_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -70,6 +70,7 @@ def test_every_field_survives_results_history_export_diff_and_the_dashboard(
     site = tmp_path / "site"
     assert cli.main(["dashboard", "--db", str(db), "--out", str(site)]) == 0
     (configuration,) = json.loads((site / "changes.json").read_text())["configurations"]
+    assert configuration["configuration"] == "torch 2.13, cuda, float64, transforms transposed, backends inductor"
     assert [c["new"] for c in configuration["changes"]] == [EXAMPLE]
     data = _page_data((site / "index.html").read_text())
     ((*_, (sample,)),) = data["cells"]
