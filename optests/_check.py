@@ -42,6 +42,7 @@ from ._findings import (
     RandomizedMismatch,
     TraceFailure,
 )
+from ._patterns import DEFAULT_PATTERN, CallPattern, get_pattern
 
 __all__ = ["CheckOptions", "aot_autograd_check", "assert_close_equal_nan", "assert_raises_regex", "mode_name", "run_check"]
 
@@ -364,15 +365,11 @@ def _seeded(tensors: Sequence[torch.Tensor], seed: int = _SEED) -> Iterator[None
         yield
 
 
-def _loss(out: Any) -> torch.Tensor:
-    total: Any = 0
-    for leaf in pytree.tree_leaves(out):
-        if isinstance(leaf, torch.Tensor):
-            # abs(): complex outputs, so autograd.grad needs no grad_outputs
-            total = total + leaf.sum().abs()
-    if not isinstance(total, torch.Tensor):
-        raise AssertionError(f"expected the op to return at least one tensor to differentiate, got {type(out).__name__}")
-    return total
+def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Tensor], seed: int = _SEED) -> Any:
+    """``fn`` (eager, compiled or the float64 reference's eager) called as ``pattern`` calls it,
+    under the RNG seed: the same for each, so ops that draw random numbers agree."""
+    with _seeded(inputs, seed):
+        return pattern.call(fn, inputs)
 
 
 @dataclass
@@ -426,6 +423,9 @@ class CheckOptions:
     #: The compile step, by name (``optests._backends``). Not a keyword of
     #: :func:`aot_autograd_check`, which is the ``aot_eager`` check (a contract).
     backend: str = dataclasses.field(default=DEFAULT_BACKEND, metadata=_UNRENDERED)
+    #: How eager and compiled are called and their outputs used, by name (``optests._patterns``).
+    #: Not a keyword of :func:`aot_autograd_check`, whose pattern is the in-tree check's (a contract).
+    pattern: str = dataclasses.field(default=DEFAULT_PATTERN, metadata=_UNRENDERED)
 
     def rendered(self) -> dict[str, object]:
         """``dynamic`` and the options a finding's few-line repro writes out: those that differ
@@ -439,11 +439,13 @@ class CheckOptions:
 
 @dataclass(frozen=True)
 class _Checking:
-    """One run of the check: its options, the label its messages end with, and what it notes
-    on its way (differences put down to rounding), filled as it runs."""
+    """One run of the check: its options, the label its messages end with, the call pattern
+    that calls eager and compiled alike, and what it notes on its way (differences put down to
+    rounding), filled as it runs."""
 
     options: CheckOptions
     context: str
+    pattern: CallPattern
     notes: list[str] = dataclasses.field(default_factory=list)
 
 
@@ -462,11 +464,6 @@ def _compile(call: Callable[..., Any], opts: _Checking) -> Callable[..., Any]:
     )
 
 
-def _grads(out: Any, inputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
-    diff = [t for t in inputs if t.requires_grad]
-    return tuple(torch.autograd.grad(_loss(out), diff, allow_unused=True))
-
-
 def _wants_gradients(opts: _Checking, inputs: Sequence[torch.Tensor], out: Any) -> bool:
     if opts.options.check_gradients != "auto":
         return bool(opts.options.check_gradients)
@@ -479,17 +476,17 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
     """One eager-vs-compiled comparison; raises a Finding. Returns whether gradients were checked."""
     fresh = opts.options.check_mutations
     make = _finding_factory(opts)
+    pattern = opts.pattern
 
     eager = _Run(inputs=_copies(originals) if fresh else originals)
     try:
-        with _seeded(eager.inputs):
-            eager.out = call.eager(eager.inputs)
+        eager.out = _called(pattern, call.eager, eager.inputs)
     except Exception as e:
         raise make(EagerFailure, "eager call", f"raised {_error_line(e)}", "no error") from e
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
     if gradients:
         try:
-            eager.grads = _grads(eager.out, eager.inputs)
+            eager.grads = pattern.gradients(eager.out, eager.inputs)
         except Exception as e:
             raise make(EagerFailure, "eager backward", f"raised {_error_line(e)}", "no error") from e
         if all(g is None for g in eager.grads) and any(t.grad_fn is not None for t in originals):
@@ -497,25 +494,25 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
             inputs = _copies(originals) if fresh else originals
             try:
                 with opts.options.assert_raises_regex_fn(RuntimeError, _NO_GRAD_FN):
-                    _grads(_seeded_call(compiled, inputs), inputs)
+                    pattern.gradients(_called(pattern, compiled, inputs), inputs)
             except AssertionError as e:
                 raise make(BackwardMismatch, "compiled backward", _error_line(e), f"RuntimeError matching {_NO_GRAD_FN!r}") from e
             return True
 
     comp = _Run(inputs=_copies(originals) if fresh else originals)
     try:
-        comp.out = _seeded_call(compiled, comp.inputs)
+        comp.out = _called(pattern, compiled, comp.inputs)
     except Exception as e:
         comp.error = e
     if comp.error is None and gradients:
         try:
-            comp.grads = _grads(comp.out, comp.inputs)
+            comp.grads = pattern.gradients(comp.out, comp.inputs)
         except Exception as e:
             comp.backward_error = e
 
     # the reference needs the values both runs started from: with check_mutations off, the
     # runs used the originals themselves, which an in-place op has changed by now
-    truth = _Float64Reference(call, originals, gradients) if opts.options.float64_reference and fresh else None
+    truth = _Float64Reference(call, originals, gradients, pattern) if opts.options.float64_reference and fresh else None
     compared = _Compared(call, originals, eager, comp, opts, gradients, truth)
     for _, applies, compare in COMPARISONS:
         if applies(opts.options):
@@ -591,12 +588,13 @@ ROUNDING_MULTIPLIER = 3.0
 
 
 class _Float64Reference:
-    """The same call in float64 on the same values, made only when a comparison fails: the
-    truth against which eager's and the compiled call's rounding errors are measured. None
-    (no reference) when the op fails in float64, or draws random numbers (two seeds disagree)."""
+    """The same call in float64 on the same values, through the same call pattern, made only
+    when a comparison fails: the truth against which eager's and the compiled call's rounding
+    errors are measured. None (no reference) when the op fails in float64, or draws random
+    numbers (two seeds disagree)."""
 
-    def __init__(self, call: _TensorCall, originals: list[torch.Tensor], gradients: bool) -> None:
-        self._call, self._originals, self._gradients = call, originals, gradients
+    def __init__(self, call: _TensorCall, originals: list[torch.Tensor], gradients: bool, pattern: CallPattern) -> None:
+        self._call, self._originals, self._gradients, self._pattern = call, originals, gradients, pattern
         self._made = False
         self._value: tuple[Any, tuple[torch.Tensor | None, ...] | None] | None = None
 
@@ -617,9 +615,8 @@ class _Float64Reference:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                with _seeded(inputs, seed):
-                    out = self._call.eager(inputs)
-                grads = _grads(out, inputs) if self._gradients else None
+                out = _called(self._pattern, self._call.eager, inputs, seed)
+                grads = self._pattern.gradients(out, inputs) if self._gradients else None
         except Exception:
             return None
         return out, grads
@@ -730,11 +727,6 @@ _DEFAULT_TOLERANCES = {
 }
 
 
-def _seeded_call(f: Callable[..., Any], inputs: list[torch.Tensor]) -> Any:
-    with _seeded(inputs):
-        return f(inputs)
-
-
 def _finding_factory(opts: _Checking) -> Callable[..., Finding]:
     def make(cls: type[Finding], what: str, actual: object, expected: object, detail: str = "") -> Finding:
         return cls(what, actual, expected, opts.context, detail=detail)
@@ -767,7 +759,7 @@ def _forward_only_compiles(call: _TensorCall, opts: _Checking) -> bool:
     probe = _TensorCall(call.func, *pytree.tree_unflatten(call.leaves, call.spec))
     inputs = [t.detach() for t in _copies(call.tensors)]
     try:
-        _seeded_call(_compile(probe, opts), inputs)
+        _called(opts.pattern, _compile(probe, opts), inputs)
     except Exception:
         return False
     return True
@@ -1085,7 +1077,7 @@ def _check_call(call: _TensorCall, options: CheckOptions) -> list[str]:
     """The check proper: eager vs compiled on the call's inputs, then on randomized data through
     the same compiled function. Raises a :class:`Finding`; returns the notes. Repro scripts run
     this very function: ``_repro.write_standalone`` copies it, with all it uses, into them."""
-    opts = _Checking(options, options.context or "")
+    opts = _Checking(options, options.context or "", get_pattern(options.pattern))
     with _environment_independent():
         # Dynamo (which higher-order ops such as map trace their bodies with) keeps compiled frames
         # across calls: without a reset, a check's verdict depends on what ran before it

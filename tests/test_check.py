@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch
+import torch.utils._pytree as pytree
 from corpus import BUGS, CORRECT
 
 import optests
@@ -190,7 +193,8 @@ def test_the_check_s_keywords_are_its_declared_options() -> None:
     from optests._check import CheckOptions
 
     params = list(inspect.signature(optests.aot_autograd_check).parameters.values())[3:]
-    declared = [f for f in dataclasses.fields(CheckOptions) if f.name != "backend"]  # aot_autograd_check is aot_eager's
+    # aot_autograd_check is the in-tree check: the aot_eager backend and the single call pattern
+    declared = [f for f in dataclasses.fields(CheckOptions) if f.name not in ("backend", "pattern")]
     assert [p.name for p in params] == [f.name for f in declared]
     assert [p.default for p in params[1:]] == [f.default for f in declared[1:]]
 
@@ -211,3 +215,59 @@ def test_a_passing_check_renders_no_repro(monkeypatch: pytest.MonkeyPatch) -> No
     assert "aot_autograd_check(func, args, kwargs, dynamic=False, try_check_data_specialization=True)" in result.repro
     cause = result.error.__cause__
     assert isinstance(cause, optests.Finding) and cause.repro == result.repro
+
+
+class _Ones:
+    """A call pattern defined here: the gradient of every tensor output with explicit all-ones
+    ``grad_outputs``, which for a correct op agrees with eager. It records what it called."""
+
+    def __init__(self) -> None:
+        self.called: list[object] = []
+        self.gradients_taken = 0
+
+    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Any:
+        self.called.append(fn)
+        return fn(inputs)
+
+    def gradients(self, out: Any, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+        self.gradients_taken += 1
+        outs = [o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+        diff = [t for t in inputs if t.requires_grad]
+        return tuple(torch.autograd.grad(outs, diff, [torch.ones_like(o) for o in outs], allow_unused=True))
+
+
+class _TwiceForCompiled(_Ones):
+    """A call pattern that uses the compiled call's outputs otherwise than eager's: tangents of
+    ones for the first gradient taken (eager's), twos after (the compiled call's)."""
+
+    def gradients(self, out: Any, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+        self.gradients_taken += 1
+        scale = 1.0 if self.gradients_taken == 1 else 2.0
+        outs = [o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+        diff = [t for t in inputs if t.requires_grad]
+        return tuple(torch.autograd.grad(outs, diff, [torch.full_like(o, scale) for o in outs], allow_unused=True))
+
+
+def test_a_call_pattern_is_a_seam(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pattern defined outside optests, registered by name, calls eager and the compiled
+    function alike (the same object, both through it) and its gradients are the ones compared."""
+    from optests import _patterns
+
+    ones = _Ones()
+    monkeypatch.setitem(_patterns.PATTERNS, "ones", ones)
+    x = torch.randn(3, 4, requires_grad=True)
+    result = optests.run_check(torch.sin, [x], {}, False, pattern="ones")
+    assert result.outcome is optests.Outcome.PASSED, result.message
+    assert len(ones.called) == 2 and ones.gradients_taken == 2
+    assert getattr(ones.called[0], "__name__", "") == "eager" and ones.called[1] is not ones.called[0]
+
+    differs = _TwiceForCompiled()
+    monkeypatch.setitem(_patterns.PATTERNS, "twice-for-compiled", differs)
+    result = optests.run_check(torch.sin, [x], {}, False, pattern="twice-for-compiled", float64_reference=False)
+    assert result.outcome is optests.Outcome.FAILED and result.stage is optests.Stage.BACKWARD, result.message
+    assert result.message.startswith("grad of args[0]"), result.message
+
+
+def test_an_unknown_call_pattern_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="unknown call pattern 'nope'; known: single"):
+        optests.run_check(torch.sin, [torch.randn(2)], {}, False, pattern="nope")
