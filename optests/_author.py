@@ -23,7 +23,7 @@ from ._findings import CheckResult, Outcome, Verdict
 from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
 from ._pipeline import Base, check, derive, died, keys, suffixes
 from ._results import SampleResult
-from ._settings import DEFAULT_TIMEOUT
+from ._settings import BUILTIN_DBS, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from ._transforms import Derived
@@ -141,7 +141,7 @@ def resolve(names: Sequence[str]) -> list[Target]:
         if not matched:
             close = difflib.get_close_matches(name, sorted({r.id for r in refs}), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise AuthorError(f"unknown op {name!r}: no OpInfo in {', '.join(_opinfo.DATABASES)} matches{hint}")
+            raise AuthorError(f"unknown op {name!r}: no OpInfo in {', '.join(BUILTIN_DBS)} matches{hint}")
         targets.extend(Target(r.name, _opinfo.opinfo(r).op, _opinfo.opinfo(r)) for r in matched)
     return targets
 

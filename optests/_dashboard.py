@@ -26,11 +26,10 @@ from ._errors import InputError
 from ._files import WriteError, write_atomic, write_json_atomic
 from ._findings import Outcome
 from ._history import Configuration, History, Run
-from ._key import transform_name
+from ._key import MODES, transform_name
 from ._results import FIELDS, SampleResult, describe_os_error
 from ._settings import BUILTIN_DBS
 
-MODE_ORDER = ("static", "dynamic", "static-nofunc", "dynamic-nofunc")
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 #: Samples listed one by one per change kind; the rest are in changes.json beside the page.
 MAX_LISTED = 2000
@@ -55,7 +54,7 @@ def _runs(n: int) -> str:
 
 
 def _modes(found: set[str]) -> list[str]:
-    return [m for m in MODE_ORDER if m in found] + sorted(found - set(MODE_ORDER))
+    return [m for m in MODES if m in found] + sorted(found - set(MODES))
 
 
 def pass_rate(counts: Counter[tuple[str, str]], mode: str) -> float | None:

@@ -107,6 +107,12 @@ def op_id(op: str, variant: str) -> str:
     return f"{op}.{variant}" if variant else op
 
 
+#: Sample indices are below this, in results records and in the registry. The largest OpInfo makes
+#: 1,440 samples (the committed results' largest index is 1439), so this leaves room for seventy
+#: times as many. A registry range past it is refused before it is expanded: ``"0-100000000"`` is
+#: one line of error, not a hundred million indices in memory.
+SAMPLE_LIMIT = 100_000
+
 #: How an id ends when there is no sample to check (``sample`` is None).
 NOT_APPLICABLE = "not_applicable"
 BROKEN = "samples"
@@ -115,10 +121,10 @@ _ID = re.compile(
     rf"^(?P<mode>{'|'.join(sorted(MODES, key=len, reverse=True))})-(?P<dtype>{'|'.join(DTYPES)})-"
     rf"(?P<device>{'|'.join(DEVICES)})-(?P<op_id>.+)-(?P<tail>sample(?P<sample>[0-9]+)"
     rf"(?:-(?P<transform>(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?))?|{BROKEN}|{NOT_APPLICABLE})"
-    rf"(?:@(?P<backend>{BACKEND_NAME}))?$"
+    rf"(?:@(?P<backend>{BACKEND_NAME}))?\Z"
 )
 #: A transform as ids and the registry name it: its name, and an index where it derives several.
-TRANSFORM = re.compile(rf"^(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?$")
+TRANSFORM = re.compile(rf"^(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?\Z")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import torch
 
 from ._errors import InputError
+from ._settings import BUILTIN_DBS
 
 _T = TypeVar("_T")
 
@@ -36,9 +37,6 @@ def _skip_last_collection() -> None:
 
 
 atexit.register(_skip_last_collection)
-
-#: The databases of ``torch.testing._internal`` that the sweep walks, by our name.
-DATABASES = ("op_db", "hop_db", "custom_op_db")
 
 _BUILTIN_MODULES = {
     "op_db": "torch.testing._internal.common_methods_invocations",
@@ -96,7 +94,7 @@ def _load(db: str) -> tuple[Any, ...]:
             extension_log.setLevel(level)
         return tuple(getattr(module, db))
     if ":" not in db:
-        raise DatabaseError(f"unknown OpInfo database {db!r}; known: {', '.join(DATABASES)}, or MODULE:ATTRIBUTE")
+        raise DatabaseError(f"unknown OpInfo database {db!r}; known: {', '.join(BUILTIN_DBS)}, or MODULE:ATTRIBUTE")
     try:
         ops = tuple(import_attribute(db))
     except (ValueError, TypeError) as e:
@@ -129,7 +127,7 @@ def opinfo(ref: OpRef) -> Any:
     return _load(ref.db)[ref.index]
 
 
-def all_ops(dbs: Sequence[str] = DATABASES) -> list[OpRef]:
+def all_ops(dbs: Sequence[str] = BUILTIN_DBS) -> list[OpRef]:
     refs = []
     for db in dbs:
         for i, op in enumerate(_load(db)):

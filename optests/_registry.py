@@ -23,7 +23,7 @@ from ._errors import InputError, JSONError
 from ._files import locked, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
 from ._json import loads
-from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORM, TRANSFORMS, Scope, op_id
+from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, SAMPLE_LIMIT, TRANSFORM, TRANSFORMS, Scope, op_id
 from ._results import SampleResult, describe_os_error, readable_version
 
 #: 2 writes ``samples`` as ranges (``"0-323, 330"``); 3 adds ``transform`` (entries for samples an
@@ -131,12 +131,7 @@ def ranges(samples: Iterable[int]) -> str:
 
 
 #: ASCII digits only: ``\d`` would take ``"٣"`` (an Arabic-Indic digit) for 3.
-_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")
-#: Sample indices are below this. The largest OpInfo makes 1,440 samples (the committed results'
-#: largest index is 1439), so this leaves room for seventy times as many. An index past it is
-#: refused before any range is expanded: ``"0-100000000"`` is one line of error, not a hundred
-#: million indices in memory.
-SAMPLE_LIMIT = 100_000
+_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?\Z")
 #: A registry lists at most this many samples in all, counted before any range is expanded (the
 #: committed one lists about 6,200). With :data:`SAMPLE_LIMIT`, what reading a registry takes is
 #: bounded whatever its ranges say: a range's width costs no memory before it is checked.

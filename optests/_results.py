@@ -14,6 +14,7 @@ import operator
 import os
 import re
 import sys
+import weakref
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from ._errors import InputError, JSONError
 from ._files import Busy, WriteError, claim, reason, write_atomic
 from ._findings import Outcome, Stage, Verdict
 from ._json import DECODER, check_strings, duplicate_key, loads
-from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, Mode, SampleKey
+from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, SAMPLE_LIMIT, Mode, SampleKey
 
 #: 2 added ``tolerance`` to records and ``complete`` to the file; 3 added ``transform`` to records
 #: (the input transform that derived the sample) and ``backend`` (the compile step, written where it is not
@@ -56,6 +57,10 @@ class SampleResult:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_id", self.key.id)
+        for name in ("message", "tolerance"):  # texts that come from exceptions: they may hold anything
+            text = getattr(self, name)
+            if not text.isascii():
+                object.__setattr__(self, name, _writable(text))
 
     @property
     def id(self) -> str:
@@ -211,8 +216,17 @@ def _enum(cls: type[enum.Enum], none: Any = _NONE) -> tuple[Callable[[Any], Any]
     return encode, decode
 
 
+def _writable(text: str) -> str:
+    """``text`` as UTF-8 can hold it: a lone surrogate (an exception that names a file whose name
+    is not UTF-8) becomes its escape, ``\\udcff``, so that optests never writes a file its own
+    reader refuses."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _sample(value: Any) -> str | None:
-    return None if value is None or (type(value) is int and value >= 0) else "null or an integer >= 0"
+    # the registry's bound too: a record that is read can be accepted, and its entry read again
+    ok = value is None or (type(value) is int and 0 <= value < SAMPLE_LIMIT)
+    return None if ok else f"null or an integer from 0 to {SAMPLE_LIMIT - 1:,}"
 
 
 def _duration(value: Any) -> str | None:
@@ -349,6 +363,7 @@ class Journal:
                 results, f"another run is writing it (it holds the lock on {self.path.name}); wait for it, or write elsewhere"
             ) from None
         self._file = os.fdopen(fd, "w", encoding="utf-8")
+        _JOURNALS.add(self)
         try:
             self._file.truncate(0)  # a dead run's journal: only now, with the lock held
             self._write(
@@ -378,6 +393,28 @@ class Journal:
         is held, so never another run's."""
         self.path.unlink(missing_ok=True)
         self.close()
+
+    def _disown(self) -> None:
+        """In a forked child (the sweep's runner): let go of the journal, so that the lock lives
+        and dies with the run that took it, not with a child orphaned on a hanging sample. The
+        descriptor is pointed at ``/dev/null`` rather than closed: the child's copy of the file
+        object stays harmless, and the number is not reused under it."""
+        with contextlib.suppress(OSError, ValueError):  # ValueError: already closed
+            null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+            os.dup2(null, self._file.fileno(), inheritable=False)
+            os.close(null)
+
+
+#: The journals this process holds; a forked child lets go of each (:meth:`Journal._disown`).
+_JOURNALS: weakref.WeakSet[Journal] = weakref.WeakSet()
+
+
+def _disown_journals() -> None:
+    for journal in list(_JOURNALS):
+        journal._disown()
+
+
+os.register_at_fork(after_in_child=_disown_journals)
 
 
 def _read_journal(path: Path, lines: Iterator[tuple[str, bool]]) -> tuple[dict[str, str], list[SampleResult]]:

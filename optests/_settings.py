@@ -10,6 +10,7 @@ from pathlib import Path
 from ._errors import InputError
 from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, parse_transforms
 
+#: The databases of ``torch.testing._internal`` that the sweep walks, by our name.
 BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
 _DB_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 

@@ -204,6 +204,7 @@ BAD_RECORDS: dict[str, tuple[str, Any]] = {
     "sample-float": ("sample", 1.5),
     "sample-string": ("sample", "3"),
     "sample-bool": ("sample", True),
+    "sample-past-the-limit": ("sample", 100_000),  # the registry could not hold its entry
     "mode-unknown": ("mode", "statc"),
     "dtype-unknown": ("dtype", "float33"),
     "device-unknown": ("device", "tpu"),
@@ -292,10 +293,11 @@ class TestMessages(expecttest.TestCase):
         self.assertExpectedInline(
             "\n".join(lines),
             """\
-R.json: samples[1]: sample=-1, but expected null or an integer >= 0
-R.json: samples[1]: sample=1.5, but expected null or an integer >= 0
-R.json: samples[1]: sample='3', but expected null or an integer >= 0
-R.json: samples[1]: sample=True, but expected null or an integer >= 0
+R.json: samples[1]: sample=-1, but expected null or an integer from 0 to 99,999
+R.json: samples[1]: sample=1.5, but expected null or an integer from 0 to 99,999
+R.json: samples[1]: sample='3', but expected null or an integer from 0 to 99,999
+R.json: samples[1]: sample=True, but expected null or an integer from 0 to 99,999
+R.json: samples[1]: sample=100000, but expected null or an integer from 0 to 99,999
 R.json: samples[1]: mode='statc', but expected one of static, dynamic, static-nofunc, dynamic-nofunc
 R.json: samples[1]: dtype='float33', but expected one of float32, float64, float16, bfloat16, complex64, complex128, int8, int16, int32, int64, uint8, bool
 R.json: samples[1]: device='tpu', but expected one of cpu, cuda

@@ -174,3 +174,14 @@ def test_history_commands_show_control_characters_escaped(tmp_path: Path, capsys
         assert code == 0, err
         assert not RAW.search(out), repr(out)
         assert "\\x1b" in out
+
+
+def test_a_message_holding_a_lone_surrogate_is_written_so_that_it_reads_back(tmp_path: Path) -> None:
+    """An exception may name a file whose name is not UTF-8 (``\\udcff``): optests writes the
+    escape, never a file its own reader refuses."""
+    from optests._results import read
+
+    record = rec("sin", "static", 0, "failed", "forward", message="cannot open /tmp/\udcff.pt")
+    write(tmp_path / "r.json", [record], DATED)
+    (back,) = read(tmp_path / "r.json")[1]
+    assert back.message == "cannot open /tmp/\\udcff.pt"

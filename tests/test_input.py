@@ -27,7 +27,8 @@ from optests import _registry, cli
 from optests._errors import InputError, JSONError, OptestsError
 from optests._history import History
 from optests._json import loads
-from optests._registry import SAMPLE_LIMIT, RegistryError, parse, parse_ranges
+from optests._key import SAMPLE_LIMIT
+from optests._registry import RegistryError, parse, parse_ranges
 from optests._results import ResultsError, read, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -418,6 +419,15 @@ def test_ids_and_transform_suffixes_take_ascii_digits_only() -> None:
     assert SampleKey.parse("static-float32-cpu-sin-sample\u0663", lambda op: (op, "")) is None
     assert transform_name("grad-subset-1") == "grad-subset"
     assert transform_name("grad-subset-\u0661") == "grad-subset-\u0661"
+
+
+def test_ids_and_transforms_take_no_trailing_newline() -> None:
+    """``$`` matches before a final newline: ``transposed\\n`` would pass for a transform."""
+    from optests._key import TRANSFORM, SampleKey
+
+    assert SampleKey.is_id("static-float32-cpu-sin-sample3-transposed")
+    assert not SampleKey.is_id("static-float32-cpu-sin-sample3-transposed\n")
+    assert TRANSFORM.match("transposed") and not TRANSFORM.match("transposed\n")
 
 
 # -- Ctrl-C ---------------------------------------------------------------------------------------

@@ -407,3 +407,27 @@ def test_the_sweep_ends_on_its_summary_and_counts_expected_failures_unless_asked
     for explicit in (["-rx"], ["--report-chars=a"]):
         listed = sweep.runpytest_subprocess(*args, *explicit)
         assert sum(line.startswith("XFAIL ") for line in listed.stdout.lines) == 6
+
+
+def test_a_forked_child_does_not_keep_the_journal_s_lock(tmp_path: Path) -> None:
+    """The sweep's runner child is forked after the journal is claimed: were the lock shared with
+    it, a child orphaned on a hanging sample would refuse every later sweep on the path."""
+    from optests._results import Journal
+
+    results = tmp_path / "r.json"
+    journal = Journal(results, {"torch": "2.13.0"})
+    ready_r, ready_w = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child outlives its parent's run, as an orphan on a hanging sample would
+        os.write(ready_w, b"1")  # os.fork has returned here: the fork hooks have run
+        signal.pause()
+        os._exit(0)
+    os.close(ready_w)
+    try:
+        assert os.read(ready_r, 1) == b"1"
+        journal.close()  # the run that took the lock is gone
+        Journal(results, {"torch": "2.13.0"}).close()  # so the next run may take it
+    finally:
+        os.close(ready_r)
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
