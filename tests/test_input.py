@@ -457,6 +457,8 @@ def _interrupt(argv: list[str], ready: Callable[[int], bool], cwd: Path) -> subp
         text=True,
         cwd=cwd,
         env=PYTHON_ENV,
+        # Ctrl-C as a terminal delivers it: a shell's background job would start with it ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not ready(proc.pid):

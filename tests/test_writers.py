@@ -351,7 +351,15 @@ def test_a_write_killed_by_a_signal_leaves_the_old_file_and_no_temp_file(tmp_pat
     target = tmp_path / "reg.json"
     target.write_text('{"old": true}\n')
     script = _WRITE.format(how=f"os.kill(os.getpid(), {int(signum)}); import time; time.sleep(5)")
-    done = subprocess.run([sys.executable, "-c", script, str(target), "fsync"], env=_env(), capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(target), "fsync"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        # the signal's default handling, whatever this run inherited (`nohup` leaves SIGHUP ignored,
+        # a shell's background job SIGINT)
+        preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL),
+    )
     assert done.returncode == -signum, done.stderr  # as the signal would have: Python re-raises SIGINT too
     assert target.read_text() == '{"old": true}\n'
     assert os.listdir(tmp_path) == ["reg.json"]
