@@ -21,7 +21,7 @@ from ._check import one_intra_op_thread
 from ._errors import InputError
 from ._findings import CheckResult, Outcome, Verdict
 from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
-from ._pipeline import Base, check, derive, died, keys, suffixes
+from ._pipeline import Base, check, derive, died, keys, suffixes, tolerance
 from ._results import SampleResult
 from ._settings import BUILTIN_DBS, DEFAULT_TIMEOUT
 
@@ -93,7 +93,7 @@ class SampleCheck:
 
     def record(self) -> SampleResult:
         r = self.result
-        return SampleResult(self.key, "", r.outcome, r.stage, r.message, r.duration, tolerance="; ".join(r.notes))
+        return SampleResult(self.key, "", r.outcome, r.stage, r.message, r.duration, tolerance=tolerance(r))
 
 
 # -- resolving ------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._findings import Outcome
+from ._findings import Outcome, Stage
 from ._results import SampleResult
 
 
@@ -53,8 +53,9 @@ TITLES = {
 _COUNTED = (Kind.ADDED, Kind.REMOVED)
 
 
-def _status(r: SampleResult) -> str:
-    return f"{r.outcome}:{r.stage}" if r.outcome is Outcome.FAILED else str(r.outcome)
+def _status(r: SampleResult) -> tuple[Outcome, Stage | None]:
+    """What a diff compares: the outcome, and for a failure its stage."""
+    return r.outcome, r.stage if r.outcome is Outcome.FAILED else None
 
 
 def _describe(r: SampleResult | None) -> str:
@@ -142,7 +143,7 @@ def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
             j += 1
             continue
         i, j = i + 1, j + 1
-        if o.outcome is n.outcome and (o.outcome is not Outcome.FAILED or o.stage is n.stage):  # _status, unmade
+        if _status(o) == _status(n):
             unchanged += 1
             continue
         was, now = o.outcome is Outcome.FAILED, n.outcome is Outcome.FAILED

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from ._case import Case
@@ -42,10 +43,11 @@ def execute(case: Case) -> tuple[SampleResult, str]:
         _opinfo.opinfo(case.ref),
         setup,
     )
-    checked = check(key, base).result
-    verdict = Verdict.SKIPPED if checked.outcome is Outcome.SKIPPED else None
-    record = case.result(checked.outcome, checked.stage, checked.message, checked.duration, verdict, "; ".join(checked.notes))
-    report = str(checked.error) if checked.error is not None else ""
+    checked = check(key, base)
+    r = checked.result
+    verdict = Verdict.SKIPPED if r.outcome is Outcome.SKIPPED else None
+    record = case.result(r.outcome, r.stage, r.message, r.duration, verdict, checked.tolerance)
+    report = str(r.error) if r.error is not None else ""
     return record, report
 
 
@@ -68,7 +70,13 @@ def execute_in_child(case: Case) -> tuple[SampleResult, str]:
 
 
 def prepare_child(dbs: tuple[str, ...]) -> None:
-    """What a runner child started as a fresh interpreter (not forked) loads before its first task."""
-    from . import _check, _opinfo  # noqa: F401  (torch, and AOTAutograd through the check)
+    """What the runner's child needs before its first task: it runs in the sweep's process before
+    the first fork, so that every forked child inherits it (a child replaced for its memory too),
+    or first thing in a child started as a fresh interpreter."""
+    from . import _check, _opinfo  # noqa: F401  (torch, and AOTAutograd through the check: 1.8 s)
 
     _opinfo.all_ops(dbs)
+    # What lives now (torch, the OpInfo databases, every sample collected: hundreds of MB) is put
+    # out of the collector's reach: a full collection in a forked child would otherwise write to
+    # each inherited object's header, copying every page it shares with its parent.
+    gc.freeze()

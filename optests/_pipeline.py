@@ -116,7 +116,13 @@ class Checked:
 
     @property
     def tolerance(self) -> str:
-        return "; ".join(self.result.notes)
+        return tolerance(self.result)
+
+
+def tolerance(result: CheckResult) -> str:
+    """The tolerance a record keeps of a check's result: the OpInfo's override and what the
+    check noted, in that order."""
+    return "; ".join(result.notes)
 
 
 def check(key: SampleKey, base: Base) -> Checked:

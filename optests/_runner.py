@@ -33,6 +33,7 @@ from ._findings import Stage
 
 _HEADER = struct.Struct("!Q")
 _STDERR_TAIL = 2000
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 @dataclass(frozen=True)
@@ -63,17 +64,21 @@ class IsolatedRunner:
         can_fork: Callable[[], bool] | None = None,
         prepare: Callable[[], None] | None = None,
     ) -> None:
-        """``can_fork`` (default :func:`fork_is_safe`) is asked before each child starts. Where it
-        says no, the child is a fresh interpreter: ``work``, ``prepare`` and the tasks must pickle,
-        and ``prepare`` (the imports a forked child would have inherited) runs there before the
-        first task, so that a task's timeout does not count the child's start."""
+        """``can_fork`` (default :func:`fork_is_safe`) is asked before each child starts.
+        ``prepare`` is what a child needs before its first task (imports): it runs once in this
+        process before the first fork, so that every forked child, a replaced one too, inherits it
+        rather than paying for it on its first task. Where ``can_fork`` says no, the child is a
+        fresh interpreter: ``work``, ``prepare`` and the tasks must pickle, and ``prepare`` runs
+        there before the first task, so that a task's timeout does not count the child's start."""
         self._work = work
         self._max_rss = max_rss
         self._can_fork = can_fork or fork_is_safe
         self._prepare = prepare
+        self._prepared = False  # prepare has run in this process
         self._pid: int | None = None
         self._tasks_w = self._results_r = -1
         self._stderr: Any = None
+        self._statm = -1  # the child's /proc/PID/statm, open while it lives
 
     @staticmethod
     def available() -> bool:
@@ -110,10 +115,12 @@ class IsolatedRunner:
         return value
 
     def _rss(self) -> int:
-        """The child's resident memory in bytes (0 where /proc is not available)."""
+        """The child's resident memory in bytes (0 where /proc is not available). Asked after
+        every task: the file stays open, and each read at offset 0 gives its current value."""
         try:
-            with open(f"/proc/{self._pid}/statm") as f:
-                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            if self._statm < 0:
+                self._statm = os.open(f"/proc/{self._pid}/statm", os.O_RDONLY | os.O_CLOEXEC)
+            return int(os.pread(self._statm, 200, 0).split()[1]) * _PAGE_SIZE
         except (OSError, ValueError, IndexError):
             return 0
 
@@ -131,6 +138,9 @@ class IsolatedRunner:
     def _start(self) -> Died | None:
         """Start a child; :class:`Died` if a fresh interpreter did not get ready."""
         if self._can_fork():
+            if self._prepare is not None and not self._prepared:
+                self._prepare()
+                self._prepared = True
             self._fork()
             return None
         self._start_interpreter()
@@ -185,10 +195,10 @@ class IsolatedRunner:
         """Wait for the child to end, close our ends of its pipes; its exit status."""
         assert self._pid is not None
         _, status = os.waitpid(self._pid, 0)
-        for fd in (self._tasks_w, self._results_r):
+        for fd in (self._tasks_w, self._results_r, self._statm):
             if fd >= 0:
                 os.close(fd)
-        self._pid, self._tasks_w, self._results_r = None, -1, -1
+        self._pid, self._tasks_w, self._results_r, self._statm = None, -1, -1, -1
         return status
 
     def _describe_death(self) -> str:

@@ -28,6 +28,7 @@ from ._execute import decoration_skip, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEFAULT_BACKEND, MODES, SampleKey, Scope, transform_name
+from ._pipeline import died
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner
 from ._settings import BUILTIN_DBS, Settings
@@ -177,14 +178,9 @@ class Sweep:
             )
             raise
         if isinstance(answer, Died):
-            first = answer.message.splitlines()[0]
-            record = case.result(
-                Outcome.FAILED,
-                answer.stage,
-                f"{first} [{key.context}]",
-                time.perf_counter() - start,
-            )
-            report = f"[{answer.stage}] {answer.message}"
+            dead = died(key, answer, time.perf_counter() - start)
+            record = case.result(dead.outcome, dead.stage, dead.message, dead.duration)
+            report = f"[{dead.stage}] {dead.detail}"
         else:
             record, report = answer
         verdict, entry = self.registry.judge(record)

@@ -27,7 +27,10 @@ from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS
 
 EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 128 + 2, 128 + 13  # as if killed by SIGINT, SIGPIPE, as shells report it
-_EXIT_HELP = "2 usage or input error, 3 internal error (a bug in optests; the traceback is saved to a file), 130 interrupted"
+_EXIT_HELP = (
+    "2 usage or input error, 3 internal error (a bug in optests; the traceback is saved to a file), 130 interrupted, "
+    "141 the reader of its output went away (a closed pipe)"
+)
 
 
 class CommandError(InputError):

@@ -191,6 +191,7 @@ def test_help_and_readme_document_the_exit_statuses(capsys: pytest.CaptureFixtur
             cli.main(argv)
         text = " ".join(capsys.readouterr().out.split())
         assert "2 usage or input error, 3 internal error (a bug in optests" in text, argv
+        assert "130 interrupted, 141 the reader of its output went away" in text, argv  # as main maps them
     rows = re.findall(r"^\| ([0-3]) \| (.+) \|$", (ROOT / "README.md").read_text(), re.M)
     assert [n for n, _ in rows] == ["0", "1", "2", "3"]
     assert "internal error" in rows[3][1] and "usage or input error" in rows[2][1]

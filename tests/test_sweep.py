@@ -287,3 +287,90 @@ def test_a_worker_crash_the_registry_expects_is_an_xfail(sweep: pytest.Pytester)
     assert data["complete"] is True
     dead = next(r for r in data["samples"] if r["id"] == "static-float32-cpu-kills_worker-sample4")
     assert (dead["stage"], dead["verdict"]) == ("crash", "xfailed")
+
+
+_PREPARED: list[int] = []
+
+
+def _prepare() -> None:
+    _PREPARED.append(__import__("os").getpid())
+
+
+def test_a_forking_runner_prepares_once_in_its_own_process_and_every_child_inherits_it() -> None:
+    import os
+
+    from optests._runner import IsolatedRunner
+
+    _PREPARED.clear()
+    # every child is "too big", so each task gets a fresh one: none of them prepares again
+    runner = IsolatedRunner(lambda task: (os.getpid(), list(_PREPARED)), max_rss=1, prepare=_prepare)
+    try:
+        answers = [runner.run(i, timeout=30) for i in range(3)]
+    finally:
+        runner.close()
+    assert len({pid for pid, _ in answers}) == 3
+    assert _PREPARED == [os.getpid()]
+    assert all(prepared == [os.getpid()] for _, prepared in answers)
+
+
+def test_the_runner_reads_its_childs_memory_as_it_grows() -> None:
+    from optests._runner import IsolatedRunner
+
+    if not Path("/proc/self/statm").exists():
+        pytest.skip("no /proc here")
+    grown: list[bytes] = []
+    runner = IsolatedRunner(lambda size: grown.append(b"x" * size))
+    try:
+        runner.run(0, timeout=30)
+        before = runner._rss()
+        runner.run(200 * 1024**2, timeout=30)
+        after = runner._rss()
+    finally:
+        runner.close()
+    assert before > 0 and after - before > 150 * 1024**2
+    assert runner._rss() == 0  # no child: nothing to read
+
+
+def test_the_sweeps_prepare_freezes_what_lives_so_a_childs_collections_leave_it_shared() -> None:
+    import gc
+
+    from optests._execute import prepare_child
+
+    frozen = gc.get_freeze_count()
+    try:
+        prepare_child(("op_db",))
+        assert gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()  # this test process must not keep its garbage forever
+
+
+def test_samples_are_seeded_on_a_shallow_stack_however_deep_the_caller() -> None:
+    """torch.manual_seed formats the caller's stack where CUDA is not initialized: seeded deep in
+    pytest (a sweep's collection, its runner child), it cost about a millisecond each time."""
+    import sys
+
+    import torch
+
+    from optests import _opinfo
+
+    depths: list[int] = []
+    seed = torch.manual_seed
+
+    def counting(value: int) -> object:
+        frame, depth = sys._getframe(), 0
+        while frame is not None:
+            frame, depth = frame.f_back, depth + 1  # type: ignore[assignment]
+        depths.append(depth)
+        return seed(value)
+
+    def deep(n: int) -> list[_opinfo.SampleCall]:
+        return deep(n - 1) if n else list(_opinfo.samples(_opinfo.select(_opinfo.all_ops(), ["sin"])[0], "cpu", torch.float32))
+
+    torch.manual_seed = counting  # type: ignore[assignment]
+    try:
+        drawn = deep(300)
+    finally:
+        torch.manual_seed = seed
+    assert depths and max(depths) < 50
+    again = list(_opinfo.samples(_opinfo.select(_opinfo.all_ops(), ["sin"])[0], "cpu", torch.float32))
+    assert all(torch.equal(a.args[0], b.args[0]) for a, b in zip(drawn, again, strict=True))  # the same values
