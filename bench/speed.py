@@ -4,10 +4,20 @@
     python bench/speed.py --all        # every op (hours)
     python bench/speed.py --skip a     # leave out a part (a, b, c, d, e)
 
+The harness's overhead in a single-mode sweep against a baseline commit, side by side (issue 24;
+about 10 minutes a tree and mode on 2 cores for every 3rd op, the whole static sweep about 25):
+
+    python bench/speed.py --skip a,c,d,e --modes static --every 3 --baseline 3322cba --repeat 2
+
 (a) per sample, on the same samples in static and dynamic mode, two processes: our check with
     its extra checks on, and off, against PyTorch's in-tree ``aot_autograd_check``;
 (b) the sweep's wall time under ``pytest -n 2`` (process start to exit) against the sum of its
     bare check times (the durations in its results file) divided by 2: the harness's overhead;
+    and the CPU time of the whole process tree less those check times: the harness's CPU per
+    sample outside the timed checks (on a quiet machine; elsewhere other load stretches the checks'
+    wall time, and with it what is subtracted).
+    ``--baseline REV`` runs the same sweep from a temporary ``git worktree`` of REV (its code on
+    ``PYTHONPATH``, its registry and sweep folder), alternating with this tree ``--repeat`` times;
 (c) collection time of the whole default sweep (``--collect-only``), and of the subset;
 (d) ``optests check sin`` wall time, split into imports and checking;
 (e) peak memory (VmHWM) of each process of the run in (b), by role, against a bare process that
@@ -17,10 +27,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import multiprocessing
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -28,6 +41,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +55,14 @@ SUBSET = (
 MODES = ("static", "dynamic")
 
 
+def every_kth(k: int) -> str:
+    """Every ``k``-th op of the default databases, in their order: a large op set that is the same
+    in every tree and run (ops whose names are globs of others' ids select those too, alike)."""
+    code = f"from optests import _opinfo; print(','.join(r.id for r in _opinfo.all_ops()[::{k}]))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return done.stdout.strip().splitlines()[-1]
+
+
 def _pytest(*args: str) -> list[str]:
     return [sys.executable, "-m", "pytest", "opinfo_sweeps", "-q", "-p", "no:cacheprovider", *args]
 
@@ -48,8 +70,8 @@ def _pytest(*args: str) -> list[str]:
 # -- (a) ---------------------------------------------------------------------------------------
 
 
-def _checks_worker(job: tuple[str, int, int]) -> dict[str, list[float]]:
-    ops, shard, shards = job
+def _checks_worker(job: tuple[str, int, int, tuple[str, ...]]) -> dict[str, list[float]]:
+    ops, shard, shards, modes = job
     import warnings
 
     import torch
@@ -95,7 +117,7 @@ def _checks_worker(job: tuple[str, int, int]) -> dict[str, list[float]]:
         # that lets an in-place op mutate its inputs must not change what the next one sees
         copies = {name: list(_opinfo.samples(ref, "cpu", torch.float32)) for name in checkers}
         for i in range(len(copies["in-tree"])):
-            for mode in MODES:
+            for mode in modes:
                 for name, check in checkers.items():
                     start = time.perf_counter()
                     check(copies[name][i], mode == "dynamic")
@@ -103,16 +125,16 @@ def _checks_worker(job: tuple[str, int, int]) -> dict[str, list[float]]:
     return dict(times)
 
 
-def part_a(ops: str) -> None:
+def part_a(ops: str, modes: tuple[str, ...]) -> None:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(2) as pool:
-        parts = pool.map(_checks_worker, [(ops, i, 2) for i in range(2)])
+        parts = pool.map(_checks_worker, [(ops, i, 2, modes) for i in range(2)])
     times: dict[str, list[float]] = defaultdict(list)
     for part in parts:
         for key, values in part.items():
             times[key] += values
     print("(a) check time per sample, same samples, one thread each, vs the in-tree check:")
-    for mode in MODES:
+    for mode in modes:
         base = times[f"in-tree|{mode}"]
         print(f"  {mode}: {len(base)} samples; in-tree {1000 * sum(base) / len(base):.1f} ms mean")
         for name in ("ours, extras on", "ours, extras off"):
@@ -174,32 +196,96 @@ class PeakMemory(threading.Thread):
         return roles
 
 
-def part_b(ops: str, baseline_kib: int | None) -> None:
+@dataclasses.dataclass
+class Sweep:
+    """One timed sweep of part (b)."""
+
+    samples: int
+    wall: float
+    bare: float  # the sum of the checks' durations
+    cpu: float  # user + system time of the whole process tree
+    summary: str
+    memory: PeakMemory
+
+    def line(self, workers: int) -> str:
+        ratio = self.wall / (self.bare / workers)
+        outside = 1000 * (self.cpu - self.bare) / self.samples
+        return (
+            f"wall {self.wall:.1f} s vs bare check time / {workers} = {self.bare / workers:.1f} s: {ratio:.3f}x, "
+            f"overhead {100 * (ratio - 1):.1f}%; process tree CPU {self.cpu:.1f} s, less the check time: {outside:.1f} ms a sample "
+            f"({self.samples} samples; {self.summary})"
+        )
+
+
+def sweep(tree: Path, ops: str, modes: tuple[str, ...], workers: int) -> Sweep:
+    """Part (b)'s sweep, run from ``tree`` with its code first on ``PYTHONPATH``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    where = subprocess.run([sys.executable, "-c", "import optests; print(optests.__file__)"], cwd=tree, env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    if not Path(where).resolve().is_relative_to(tree.resolve()):
+        sys.exit(f"bench/speed.py: optests imports from {where}, but expected it from {tree}")
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp) / "results.json"
-        args = _pytest("-n", "2", "--tb=no", f"--optests-ops={ops}", f"--optests-modes={','.join(MODES)}",
-                       f"--optests-registry={tmp}/none.json", f"--optests-results={results}")  # fmt: skip
+        selection = [f"--optests-ops={ops}"] if ops != "*" else []  # the whole sweep: as it is run
+        args = _pytest("-n", str(workers), "--tb=no", *selection, f"--optests-modes={','.join(modes)}",
+                       f"--optests-results={results}")  # fmt: skip
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(args, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         memory = PeakMemory(proc.pid)
         memory.start()
         out, _ = proc.communicate()
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         memory.done.set()
         memory.join()
+        if not results.exists():
+            sys.exit(f"bench/speed.py: the sweep in {tree} wrote no results:\n{out[-3000:]}")
         samples = json.loads(results.read_text())["samples"]
-    bare = sum(s["duration"] for s in samples)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     tail = [ln.strip("= ") for ln in out.splitlines() if re.search(r"\d+ (passed|failed).* in [\d.]+s", ln)][-1:]
-    print(f"(b) sweep of the subset, pytest -n 2 ({len(samples)} samples; {' '.join(tail)}):")
-    print(
-        f"  wall {wall:.1f} s vs bare check time / 2 = {bare / 2:.1f} s: {wall / (bare / 2):.3f}x, overhead {100 * (wall / (bare / 2) - 1):.1f}%"
-    )
-    print("(e) peak memory (VmHWM) by process role during (b):")
+    return Sweep(len(samples), wall, sum(s["duration"] for s in samples), cpu, " ".join(tail), memory)
+
+
+def part_b(ops: str, modes: tuple[str, ...], workers: int, baseline: str | None, repeat: int, baseline_kib: int | None) -> None:
+    label = "the subset" if ops != "*" and "," in ops and len(ops.split(",")) < 100 else f"{len(ops.split(','))} ops"
+    print(f"(b) sweep of {'every op' if ops == '*' else label}, modes {','.join(modes)}, pytest -n {workers}:")
+    trees = {"this tree": ROOT}
+    with contextlib.ExitStack() as stack:
+        if baseline is not None:
+            trees[f"baseline {baseline}"] = stack.enter_context(_worktree(baseline))
+        runs: dict[str, list[Sweep]] = defaultdict(list)
+        for _ in range(repeat):
+            for name, tree in trees.items():
+                runs[name].append(sweep(tree, ops, modes, workers))
+                print(f"  {name:20} {runs[name][-1].line(workers)}", flush=True)
+    if repeat > 1:
+        print("  median of the runs:")
+        for name, done in runs.items():
+            ratio = statistics.median(r.wall / (r.bare / workers) for r in done)
+            outside = statistics.median(1000 * (r.cpu - r.bare) / r.samples for r in done)
+            print(f"  {name:20} overhead {100 * (ratio - 1):.1f}%; tree CPU less check time {outside:.1f} ms a sample")
+    memory = runs["this tree"][-1].memory
+    print("(e) peak memory (VmHWM) by process role during (b), this tree:")
     for role, kibs in sorted(memory.by_role().items()):
-        ratio = f", {max(kibs) / baseline_kib:.2f}x the bare import" if baseline_kib else ""
+        ratio_text = f", {max(kibs) / baseline_kib:.2f}x the bare import" if baseline_kib else ""
         print(
-            f"  {role:13} {len(kibs)} process(es), peak {max(kibs) / 1024:.0f} MiB, median {statistics.median(kibs) / 1024:.0f} MiB{ratio}"
+            f"  {role:13} {len(kibs)} process(es), peak {max(kibs) / 1024:.0f} MiB, median {statistics.median(kibs) / 1024:.0f} MiB{ratio_text}"
         )
+
+
+@contextlib.contextmanager
+def _worktree(rev: str) -> Iterator[Path]:
+    """A temporary ``git worktree`` of ``rev`` (detached), removed afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "baseline"
+        done = subprocess.run(["git", "worktree", "add", "--detach", str(path), rev], cwd=ROOT, capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"bench/speed.py: --baseline {rev}: git worktree add failed: {done.stderr.strip().splitlines()[-1:]}")
+        try:
+            yield path
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, capture_output=True, check=False)
 
 
 def bare_import_kib() -> int:
@@ -236,18 +322,42 @@ def part_d() -> None:
     )
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}, but expected an integer >= 1")
+    return value
+
+
+def _modes(text: str) -> tuple[str, ...]:
+    modes = tuple(m.strip() for m in text.split(","))
+    bad = [m for m in modes if m not in ("static", "dynamic", "static-nofunc", "dynamic-nofunc")]
+    if bad or not modes:
+        raise argparse.ArgumentTypeError(
+            f"{bad[0] if bad else text!r}, but expected static, dynamic, static-nofunc or dynamic-nofunc"
+        )
+    return modes
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--all", action="store_true", help="every op instead of the fixed subset")
-    p.add_argument("--ops", default=SUBSET, help="op globs, comma-separated (default: the fixed subset)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--all", action="store_true", help="every op instead of the fixed subset")
+    which.add_argument("--ops", default=SUBSET, help="op globs, comma-separated (default: the fixed subset)")
+    which.add_argument("--every", type=_positive, metavar="K", help="every K-th op of the default databases")
+    p.add_argument("--modes", type=_modes, default=MODES, help="modes, comma-separated (default: static,dynamic)")
+    p.add_argument("--workers", type=_positive, default=2, help="pytest-xdist workers in (b) (default: 2)")
+    p.add_argument("--baseline", metavar="REV", help="also run (b) from a git worktree of REV, side by side")
+    p.add_argument("--repeat", type=_positive, default=1, help="run (b) this many times, alternating the trees")
     p.add_argument("--skip", default="", help="parts to leave out, e.g. 'a,c'")
     a = p.parse_args()
-    ops, skip = ("*" if a.all else a.ops), set(a.skip.split(","))
-    print(f"ops: {'all' if a.all else ops}; modes {', '.join(MODES)}; {os.cpu_count()} cores")
+    ops, skip = ("*" if a.all else every_kth(a.every) if a.every else a.ops), set(a.skip.split(","))
+    shown = "all" if a.all else f"every {a.every}th ({len(ops.split(','))})" if a.every else ops
+    print(f"ops: {shown}; modes {', '.join(a.modes)}; {os.cpu_count()} cores")
     if "a" not in skip:
-        part_a(ops)
+        part_a(ops, a.modes)
     if "b" not in skip or "e" not in skip:
-        part_b(ops, bare_import_kib() if "e" not in skip else None)
+        part_b(ops, a.modes, a.workers, a.baseline, a.repeat, bare_import_kib() if "e" not in skip else None)
     if "c" not in skip:
         part_c(ops)
     if "d" not in skip:

@@ -298,6 +298,7 @@ def _prepare() -> None:
 
 def test_a_forking_runner_prepares_once_in_its_own_process_and_every_child_inherits_it() -> None:
     import os
+    from typing import Any
 
     from optests._runner import IsolatedRunner
 
@@ -305,7 +306,7 @@ def test_a_forking_runner_prepares_once_in_its_own_process_and_every_child_inher
     # every child is "too big", so each task gets a fresh one: none of them prepares again
     runner = IsolatedRunner(lambda task: (os.getpid(), list(_PREPARED)), max_rss=1, prepare=_prepare)
     try:
-        answers = [runner.run(i, timeout=30) for i in range(3)]
+        answers: list[Any] = [runner.run(i, timeout=30) for i in range(3)]
     finally:
         runner.close()
     assert len({pid for pid, _ in answers}) == 3
