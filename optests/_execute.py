@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 from ._case import Case
@@ -76,7 +75,3 @@ def prepare_child(dbs: tuple[str, ...]) -> None:
     from . import _check, _opinfo  # noqa: F401  (torch, and AOTAutograd through the check: 1.8 s)
 
     _opinfo.all_ops(dbs)
-    # What lives now (torch, the OpInfo databases, every sample collected: hundreds of MB) is put
-    # out of the collector's reach: a full collection in a forked child would otherwise write to
-    # each inherited object's header, copying every page it shares with its parent.
-    gc.freeze()

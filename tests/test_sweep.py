@@ -332,19 +332,6 @@ def test_the_runner_reads_its_childs_memory_as_it_grows() -> None:
     assert runner._rss() == 0  # no child: nothing to read
 
 
-def test_the_sweeps_prepare_freezes_what_lives_so_a_childs_collections_leave_it_shared() -> None:
-    import gc
-
-    from optests._execute import prepare_child
-
-    frozen = gc.get_freeze_count()
-    try:
-        prepare_child(("op_db",))
-        assert gc.get_freeze_count() > frozen
-    finally:
-        gc.unfreeze()  # this test process must not keep its garbage forever
-
-
 def test_samples_are_seeded_on_a_shallow_stack_however_deep_the_caller() -> None:
     """torch.manual_seed formats the caller's stack where CUDA is not initialized: seeded deep in
     pytest (a sweep's collection, its runner child), it cost about a millisecond each time."""
