@@ -139,7 +139,10 @@ class IsolatedRunner:
         """Start a child; :class:`Died` if a fresh interpreter did not get ready."""
         if self._can_fork():
             if self._prepare is not None and not self._prepared:
-                self._prepare()
+                try:
+                    self._prepare()
+                except Exception:  # as the work's own failures: a bug to show, with its traceback
+                    raise RuntimeError(f"the sample runner failed:\n{traceback.format_exc()}") from None
                 self._prepared = True
             self._fork()
             return None

@@ -313,6 +313,14 @@ def test_a_forking_runner_prepares_once_in_its_own_process_and_every_child_inher
     assert _PREPARED == [os.getpid()]
     assert all(prepared == [os.getpid()] for _, prepared in answers)
 
+    def broken() -> None:
+        raise ImportError("no such module")
+
+    runner = IsolatedRunner(lambda task: task, prepare=broken)
+    with pytest.raises(RuntimeError, match=r"(?s)the sample runner failed:.*ImportError: no such module"):
+        runner.run(0, timeout=30)  # as a child's failure is reported
+    runner.close()
+
 
 def test_the_runner_reads_its_childs_memory_as_it_grows() -> None:
     from optests._runner import IsolatedRunner
