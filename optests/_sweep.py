@@ -242,7 +242,7 @@ class Sweep:
     # -- gathering (on the controller, or the only process) ---------------------------------
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call":
+        if report.when != "call" or self._is_worker:  # a worker's records are the controller's to gather
             return
         for key, value in report.user_properties:
             if key == _PROPERTY:
