@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import multiprocessing
 import os
@@ -43,7 +42,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = (
@@ -196,8 +195,7 @@ class PeakMemory(threading.Thread):
         return roles
 
 
-@dataclasses.dataclass
-class Sweep:
+class SweepRun(NamedTuple):
     """One timed sweep of part (b)."""
 
     samples: int
@@ -205,7 +203,7 @@ class Sweep:
     bare: float  # the sum of the checks' durations
     cpu: float  # user + system time of the whole process tree
     summary: str
-    memory: PeakMemory
+    memory: PeakMemory | None
 
     def line(self, workers: int) -> str:
         ratio = self.wall / (self.bare / workers)
@@ -217,7 +215,7 @@ class Sweep:
         )
 
 
-def sweep(tree: Path, ops: str, modes: tuple[str, ...], workers: int) -> Sweep:
+def sweep(tree: Path, ops: str, modes: tuple[str, ...], workers: int) -> SweepRun:
     """Part (b)'s sweep, run from ``tree`` with its code first on ``PYTHONPATH``."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])}
     where = subprocess.run([sys.executable, "-c", "import optests; print(optests.__file__)"], cwd=tree, env=env,
@@ -244,7 +242,7 @@ def sweep(tree: Path, ops: str, modes: tuple[str, ...], workers: int) -> Sweep:
         samples = json.loads(results.read_text())["samples"]
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     tail = [ln.strip("= ") for ln in out.splitlines() if re.search(r"\d+ (passed|failed).* in [\d.]+s", ln)][-1:]
-    return Sweep(len(samples), wall, sum(s["duration"] for s in samples), cpu, " ".join(tail), memory)
+    return SweepRun(len(samples), wall, sum(s["duration"] for s in samples), cpu, " ".join(tail), memory)
 
 
 def part_b(ops: str, modes: tuple[str, ...], workers: int, baseline: str | None, repeat: int, baseline_kib: int | None) -> None:
@@ -254,7 +252,7 @@ def part_b(ops: str, modes: tuple[str, ...], workers: int, baseline: str | None,
     with contextlib.ExitStack() as stack:
         if baseline is not None:
             trees[f"baseline {baseline}"] = stack.enter_context(_worktree(baseline))
-        runs: dict[str, list[Sweep]] = defaultdict(list)
+        runs: dict[str, list[SweepRun]] = defaultdict(list)
         for _ in range(repeat):
             for name, tree in trees.items():
                 runs[name].append(sweep(tree, ops, modes, workers))
@@ -266,6 +264,7 @@ def part_b(ops: str, modes: tuple[str, ...], workers: int, baseline: str | None,
             outside = statistics.median(1000 * (r.cpu - r.bare) / r.samples for r in done)
             print(f"  {name:20} overhead {100 * (ratio - 1):.1f}%; tree CPU less check time {outside:.1f} ms a sample")
     memory = runs["this tree"][-1].memory
+    assert memory is not None
     print("(e) peak memory (VmHWM) by process role during (b), this tree:")
     for role, kibs in sorted(memory.by_role().items()):
         ratio_text = f", {max(kibs) / baseline_kib:.2f}x the bare import" if baseline_kib else ""

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from optests import Outcome, Stage
 from optests._key import Mode, SampleKey
 from optests._results import SampleResult, read
@@ -76,3 +78,44 @@ def test_the_scale_bench_measures_the_checkout_it_is_given(tmp_path: Path) -> No
     (other / "cli.py").write_text("raise SystemExit(7)\n")  # not this checkout's optests
     seconds, mb = _scale().measure([sys.executable, "-m", "optests.cli"], other.parent, tmp_path, ok=(7,))
     assert seconds > 0 and mb > 0
+
+
+def _speed() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_speed", ROOT / "bench" / "speed.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_speed_bench_states_overhead_and_the_cpu_outside_the_checks() -> None:
+    speed = _speed()
+    # 100 samples, 60 s wall, 100 s of checks on 2 workers (50 s): 1.2x; 110 s of CPU: 10 s outside
+    run = speed.SweepRun(100, 60.0, 100.0, 110.0, "100 passed in 59.0s", None)
+    assert run.line(2) == (
+        "wall 60.0 s vs bare check time / 2 = 50.0 s: 1.200x, overhead 20.0%; process tree CPU 110.0 s, "
+        "less the check time: 100.0 ms a sample (100 samples; 100 passed in 59.0s)"
+    )
+
+
+def test_the_speed_bench_refuses_bad_modes_and_counts(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    speed = _speed()
+    assert speed._modes("static") == ("static",)
+    for argv in (["--modes", "statik"], ["--every", "0"], ["--repeat", "-1"], ["--all", "--every", "3"]):
+        monkeypatch.setattr(sys, "argv", ["speed.py", *argv])
+        with pytest.raises(SystemExit) as e:
+            speed.main()
+        assert e.value.code == 2, argv
+        assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_speed_bench_takes_every_kth_op_and_a_baseline_from_a_worktree() -> None:
+    speed = _speed()
+    from optests import _opinfo
+
+    assert speed.every_kth(200).split(",") == [r.id for r in _opinfo.all_ops()[::200]]
+    with speed._worktree("HEAD") as tree:
+        assert (tree / "optests" / "__init__.py").is_file() and (tree / "opinfo_sweeps").is_dir()
+    assert not tree.exists()  # removed afterwards
