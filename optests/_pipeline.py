@@ -69,6 +69,17 @@ def suffixes(base: Sample, transforms: Sequence[str]) -> list[str]:
         return []
 
 
+def transforms_for(entry: object, transforms: Sequence[str]) -> Sequence[str]:
+    """The transforms that derive samples from the samples of ``entry`` (an OpInfo, or None for
+    given samples: all of ``transforms``; a module's, :class:`optests._modules.ModuleEntry`: those
+    of :data:`optests._modules.TRANSFORMS`)."""
+    if not transforms or entry is None:
+        return transforms
+    from ._modules import TRANSFORMS, ModuleEntry
+
+    return [t for t in transforms if t in TRANSFORMS] if isinstance(entry, ModuleEntry) else transforms
+
+
 def keys(
     op: str,
     variant: str,
