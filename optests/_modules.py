@@ -69,12 +69,12 @@ def build_module(info: Any, module_input: Any, device: str, dtype: torch.dtype, 
     """The module ``module_input``'s constructor arguments make, on ``device`` in ``dtype``, in
     training mode or not; a lazy module is called once (without grad), to size its parameters."""
     constructor = module_input.constructor_input
-    module = info.module_cls(*constructor.args, **constructor.kwargs).to(device).to(dtype)
+    module: torch.nn.Module = info.module_cls(*constructor.args, **constructor.kwargs).to(device).to(dtype)
     module.train(training)
     if isinstance(module, torch.nn.modules.lazy.LazyModuleMixin):
         forward = module_input.forward_input
         with torch.no_grad():
-            module(*forward.args, **forward.kwargs)
+            torch.nn.Module.__call__(module, *forward.args, **forward.kwargs)
     return module
 
 
@@ -157,7 +157,7 @@ class ModuleEntry:
 def entries(infos: Sequence[Any], locate: Callable[[int], tuple[str, str, int | None] | None]) -> list[ModuleEntry]:
     """Each ModuleInfo's ops: ``NAME.train``, and ``NAME.eval`` where train and eval differ
     (``train_and_eval_differ``), as the in-tree test runs them."""
-    out = []
+    out: list[ModuleEntry] = []
     for i, info in enumerate(infos):
         modes = (True, False) if getattr(info, "train_and_eval_differ", False) else (True,)
         out.extend(ModuleEntry(info, training, locate(i)) for training in modes)
