@@ -35,11 +35,11 @@ TEST_NAMES = {False: "test_aot_autograd_module_exhaustive", True: "test_aot_auto
 #: The variants of a module's ops: its training mode, as ids spell it.
 TRAINING = {"train": True, "eval": False}
 
-#: The input transforms that derive samples from a module's: all but ``resized``, whose sizes
-#: would not match the sizes the module was built with (``in_features``, ``normalized_shape``,
-#: ``num_heads``): most of its samples would fail eagerly, and the others call a module that was
-#: never built.
-TRANSFORMS = ("noncontiguous", "transposed", "duplicated", "aliased", "grad-subset", "dtypes")
+#: The input transforms that derive no samples from a module's (every other one does): ``resized``,
+#: whose sizes would not match the sizes the module was built with (``in_features``,
+#: ``normalized_shape``, ``num_heads``): most of its samples would fail eagerly, and the others
+#: call a module that was never built.
+NOT_FOR_MODULES = frozenset({"resized"})
 
 
 def is_module_info(obj: object) -> bool:

@@ -71,13 +71,13 @@ def suffixes(base: Sample, transforms: Sequence[str]) -> list[str]:
 
 def transforms_for(entry: object, transforms: Sequence[str]) -> Sequence[str]:
     """The transforms that derive samples from the samples of ``entry`` (an OpInfo, or None for
-    given samples: all of ``transforms``; a module's, :class:`optests._modules.ModuleEntry`: those
-    of :data:`optests._modules.TRANSFORMS`)."""
+    given samples: all of ``transforms``; a module's, :class:`optests._modules.ModuleEntry`: all but
+    those of :data:`optests._modules.NOT_FOR_MODULES`)."""
     if not transforms or entry is None:
         return transforms
-    from ._modules import TRANSFORMS, ModuleEntry
+    from ._modules import NOT_FOR_MODULES, ModuleEntry
 
-    return [t for t in transforms if t in TRANSFORMS] if isinstance(entry, ModuleEntry) else transforms
+    return [t for t in transforms if t not in NOT_FOR_MODULES] if isinstance(entry, ModuleEntry) else transforms
 
 
 def keys(
