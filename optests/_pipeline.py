@@ -2,7 +2,8 @@
 the keys, ``_execute.execute`` checks one in the runner's child), ``optests check``, ``check_op``
 and ``op_test`` (``_author.plan`` names them, ``_author.run_planned`` checks them).
 
-A :class:`Base` is a sample as it was made, an OpInfo's or a given ``(args, kwargs)``, with the
+A :class:`Base` is a sample as it was made, an OpInfo's, a module's (``module_db``: the module
+called through ``functional_call``, :mod:`optests._modules`) or a given ``(args, kwargs)``, with the
 settings its origin asks for. :func:`suffixes` names the samples the input transforms derive from
 it; :func:`keys` orders the checks; :func:`check` makes one check of one key, in this order:
 

@@ -59,6 +59,8 @@ def test_module_ids_are_readable_and_parse_back(refs: dict[str, _opinfo.OpRef]) 
 def test_module_db_is_chosen_by_name_and_not_swept_by_default() -> None:
     settings = _settings.parse(lambda name: "module_db" if name == "dbs" else None, lambda name: "")
     assert settings.dbs == ("module_db",) and settings.explicit
+    by_ini = _settings.parse(lambda name: None, lambda name: "op_db, module_db" if name == "dbs" else "")
+    assert by_ini.dbs == ("op_db", "module_db")
     default = _settings.parse(lambda name: None, lambda name: "")
     assert default.dbs == _settings.BUILTIN_DBS == ("op_db", "hop_db", "custom_op_db")
     with pytest.raises(_settings.SettingError, match="valid: op_db, hop_db, custom_op_db, module_db or MODULE:ATTRIBUTE"):
@@ -234,6 +236,29 @@ def test_check_op_takes_a_module_s_name_and_refuses_samples_for_it() -> None:
     assert {c.op for c in checks} == {"nn.BatchNorm1d.train", "nn.BatchNorm1d.eval"}
     with pytest.raises(optests.AuthorError, match=r"^nn.Linear.train is a module: its ModuleInfo makes its samples; give none$"):
         optests.check_op("nn.Linear", samples=[([torch.ones(2)], {})])
+
+
+def test_op_test_takes_a_module(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
+    pytester.makepyfile(
+        test_mine="import module_ops, optests\n"
+        "test_tracked = optests.op_test(module_ops.TRACKED_MEAN, modes=['static'], transforms='none')\n"
+        "test_running = optests.op_test(module_ops.RUNNING_MEAN, modes=['static'], transforms='none')\n"
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=6, failed=2)
+    result.stdout.fnmatch_lines(["FAILED *test_running*static-float32-cpu-RunningMean.train-sample0*"])
+
+
+def test_the_dashboard_names_the_optests_check_command_of_a_module_db_record() -> None:
+    from optests._dashboard import repro_command
+    from optests._findings import Outcome
+    from optests._results import SampleResult
+
+    key = SampleKey("nn.BatchNorm2d", "eval", Mode.STATIC, "float32", "cpu", 3)
+    command = repro_command(SampleResult(key, "module_db", Outcome.FAILED))
+    assert command == "optests check nn.BatchNorm2d.eval --modes static --dtypes float32 --device cpu --transforms none"
+    assert repro_command(SampleResult(key, "module_ops:modules", Outcome.FAILED)) is None
 
 
 # -- repro scripts -------------------------------------------------------------------------------
