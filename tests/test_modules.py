@@ -4,6 +4,7 @@ through: their ops and ids, their samples, decorations, transforms, the sweep, `
 
 from __future__ import annotations
 
+import json
 import operator
 import subprocess
 import sys
@@ -308,13 +309,18 @@ def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
 
 def test_the_sweep_checks_modules_of_module_db(sweep: pytest.Pytester) -> None:
     args = ["--optests-dbs=module_db", "--optests-ops=nn.Linear,nn.ReLU", "--optests-modes=static", "-p", "no:cacheprovider"]
-    result = sweep.runpytest_subprocess(*args, "--optests-results=r.json", "--optests-registry=")
+    result = sweep.runpytest_subprocess("-n", "2", *args, "--optests-results=r.json", "--optests-registry=")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     collected = sweep.runpytest_subprocess("--collect-only", "-q", *args).outlines
     ids = [line.split("[", 1)[1].rstrip("]") for line in collected if "::test_aot_autograd[" in line]
     assert ids[:2] == ["static-float32-cpu-nn.Linear.train-sample0", "static-float32-cpu-nn.Linear.train-sample1"]
     assert all(i.startswith(("static-float32-cpu-nn.Linear.train-", "static-float32-cpu-nn.ReLU.train-")) for i in ids)
-    assert '"db": "module_db"' in (sweep.path / "r.json").read_text()
+    records = json.loads((sweep.path / "r.json").read_text())["samples"]
+    assert sorted(r["id"] for r in records) == sorted(ids)  # from both workers, each once
+    assert {(r["db"], r["op"], r["variant"], r["outcome"]) for r in records} == {
+        ("module_db", "nn.Linear", "train", "passed"),
+        ("module_db", "nn.ReLU", "train", "passed"),
+    }
 
 
 def test_the_sweep_flags_planted_module_bugs_and_accepts_them(sweep: pytest.Pytester) -> None:
