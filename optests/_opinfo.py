@@ -108,12 +108,15 @@ def _load(db: str) -> tuple[Any, ...]:
         raise DatabaseError(f"OpInfo database {db!r}: {e}") from None
     from ._modules import is_module_info
 
-    if ops and all(is_module_info(o) for o in ops):  # a module database of the user's
+    if any(is_module_info(o) for o in ops):  # a module database of the user's
+        bad = [o for o in ops if not is_module_info(o)]
+        if bad:
+            raise DatabaseError(f"OpInfo database {db!r}: {bad[0]!r} is not a ModuleInfo, as others in it are")
         module_name, _, attr = db.partition(":")
         return _module_entries(ops, module_name, attr)
     bad = [o for o in ops if not (hasattr(o, "sample_inputs") and hasattr(o, "name"))]
     if bad:
-        raise DatabaseError(f"OpInfo database {db!r}: {bad[0]!r} is not an OpInfo (nor is every entry a ModuleInfo)")
+        raise DatabaseError(f"OpInfo database {db!r}: {bad[0]!r} is not an OpInfo")
     return ops
 
 

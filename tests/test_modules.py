@@ -73,6 +73,19 @@ def test_a_list_of_module_infos_of_your_own_is_a_module_database() -> None:
     assert ids[:3] == ["RunningMean.train", "RunningMean.eval", "NumpyScale.train"]
 
 
+def test_a_database_that_mixes_opinfos_and_module_infos_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    mixed = types.ModuleType("mixed_db")
+    mixed.entries = [module_ops.TRACKED_MEAN, object()]  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "mixed_db", mixed)
+    with pytest.raises(_opinfo.DatabaseError) as caught:
+        _opinfo.all_ops(("mixed_db:entries",))
+    message = str(caught.value)
+    assert message.startswith("OpInfo database 'mixed_db:entries': <object object at ") and "\n" not in message
+    assert message.endswith("> is not a ModuleInfo, as others in it are")
+
+
 # -- samples -------------------------------------------------------------------------------------
 
 
