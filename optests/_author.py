@@ -131,13 +131,17 @@ def _registered(ns: str) -> list[str]:
 
 def resolve(names: Sequence[str]) -> list[Target]:
     """Targets for OpInfo names or globs (``sin``, ``nn.functional.conv*``), module names
-    (``nn.Linear``: each of its training modes; ``nn.BatchNorm2d.eval``: one) and qualified custom
-    ops (``mylib::myop``). An unknown name is an :class:`AuthorError` with close matches."""
+    (``nn.Linear``: each of its training modes; ``nn.BatchNorm2d.eval``: one), a ModuleInfo of your
+    own (``MODULE:ATTRIBUTE``) and qualified custom ops (``mylib::myop``). An unknown name is an
+    :class:`AuthorError` with close matches."""
     targets: list[Target] = []
     refs = None
     for name in names:
         if "::" in name:
             targets.append(Target(name, _custom_op(name)))
+            continue
+        if ":" in name:
+            targets.extend(_module_info(name))
             continue
         refs = refs if refs is not None else _opinfo.all_ops(KNOWN_DBS)
         matched = _opinfo.select(refs, [name])
@@ -148,6 +152,19 @@ def resolve(names: Sequence[str]) -> list[Target]:
             raise AuthorError(f"unknown op {name!r}: no OpInfo or ModuleInfo in {', '.join(KNOWN_DBS)} matches{hint}")
         targets.extend(Target(r.name, _opinfo.opinfo(r).op, _opinfo.opinfo(r)) for r in matched)
     return targets
+
+
+def _module_info(spec: str) -> list[Target]:
+    """``MODULE:ATTRIBUTE`` naming a ModuleInfo: its ops."""
+    from ._modules import is_module_info
+
+    try:
+        found = _opinfo.import_attribute(spec)
+    except ValueError as e:
+        raise AuthorError(f"{spec}: {e}") from None
+    if not is_module_info(found):
+        raise AuthorError(f"{spec} is a {type(found).__name__}, not a ModuleInfo")
+    return _targets(found)
 
 
 def load_samples(spec: str) -> list[Sample]:

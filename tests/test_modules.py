@@ -236,13 +236,28 @@ def test_optests_check_names_a_module_of_module_db(tmp_path: Path) -> None:
             "optests check: error: unknown op 'nn.Linear\\n$(rm -rf ~)\\x1b[31m': no OpInfo or ModuleInfo in op_db, "
             "hop_db, custom_op_db, module_db matches",
         ),
+        ("nomod:x", "optests check: error: nomod:x: importing nomod failed: ModuleNotFoundError: No module named 'nomod'"),
+        ("optests._modules:build_module", "optests check: error: optests._modules:build_module is a function, not a ModuleInfo"),
     ],
-    ids=["typo", "no-eval-op", "hostile"],
+    ids=["typo", "no-eval-op", "hostile", "no-module", "not-a-module-info"],
 )
 def test_an_unknown_module_name_is_one_line_naming_close_matches(tmp_path: Path, name: str, error: str) -> None:
     done = _optests(["check", name], tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip() == error and "Traceback" not in done.stderr
+
+
+def test_optests_check_takes_a_module_info_of_yours_and_its_repro_reproduces(tmp_path: Path) -> None:
+    done = _optests(
+        ["check", "module_ops:RUNNING_MEAN", "--modes", "static", "--transforms", "none", "--repro-dir", str(tmp_path)], FIXTURES
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "RunningMean.train: 2 samples x 1 modes" in done.stdout and "RunningMean.eval: 2 samples x 1 modes" in done.stdout
+    assert "4 checks: 2 passed, 2 failed, 2 not expected" in done.stdout
+    script = tmp_path / "RunningMean_train-static-float32-sample0.py"
+    assert f"repro: python {script}" in done.stdout
+    shown = subprocess.run([sys.executable, str(script)], cwd=FIXTURES, capture_output=True, text=True, check=False, timeout=300)
+    assert shown.returncode == 1 and shown.stdout.splitlines()[-1] == "REPRODUCED", shown.stdout + shown.stderr
 
 
 def test_check_op_takes_a_module_s_name_and_refuses_samples_for_it() -> None:
