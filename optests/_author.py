@@ -21,9 +21,9 @@ from ._check import one_intra_op_thread
 from ._errors import InputError
 from ._findings import CheckResult, Outcome, Verdict
 from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
-from ._pipeline import Base, check, derive, died, keys, suffixes, tolerance
+from ._pipeline import Base, check, derive, died, keys, suffixes, tolerance, transforms_for
 from ._results import SampleResult
-from ._settings import BUILTIN_DBS, DEFAULT_TIMEOUT
+from ._settings import DEFAULT_TIMEOUT, KNOWN_DBS, MODULE_DBS
 
 if TYPE_CHECKING:
     from ._transforms import Derived
@@ -64,6 +64,8 @@ class SampleCheck:
     check_gradients: object = True  # as the check was called: True, False or "auto"
     #: A ``resized`` finding's smallest failing inputs and their sizes, where asked for (``shrink``).
     shrunk: tuple[Sample, str] | None = None
+    #: The callable the check compiled (a module's sample has its own); None: the target's.
+    func: Callable[..., Any] | None = None
 
     @property
     def id(self) -> str:
@@ -128,22 +130,41 @@ def _registered(ns: str) -> list[str]:
 
 
 def resolve(names: Sequence[str]) -> list[Target]:
-    """Targets for OpInfo names or globs (``sin``, ``nn.functional.conv*``) and qualified custom
-    ops (``mylib::myop``). An unknown name is an :class:`AuthorError` with close matches."""
+    """Targets for OpInfo names or globs (``sin``, ``nn.functional.conv*``), module names
+    (``nn.Linear``: each of its training modes; ``nn.BatchNorm2d.eval``: one), a ModuleInfo of your
+    own (``MODULE:ATTRIBUTE``) and qualified custom ops (``mylib::myop``). An unknown name is an
+    :class:`AuthorError` with close matches."""
     targets: list[Target] = []
     refs = None
     for name in names:
         if "::" in name:
             targets.append(Target(name, _custom_op(name)))
             continue
-        refs = refs if refs is not None else _opinfo.all_ops()
+        if ":" in name:
+            targets.extend(_module_info(name))
+            continue
+        refs = refs if refs is not None else _opinfo.all_ops(KNOWN_DBS)
         matched = _opinfo.select(refs, [name])
         if not matched:
-            close = difflib.get_close_matches(name, sorted({r.id for r in refs}), n=3)
+            known = {r.id for r in refs} | {r.name for r in refs if r.db in MODULE_DBS}  # a module's name, too
+            close = difflib.get_close_matches(name, sorted(known), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise AuthorError(f"unknown op {name!r}: no OpInfo in {', '.join(BUILTIN_DBS)} matches{hint}")
+            raise AuthorError(f"unknown op {name!r}: no OpInfo or ModuleInfo in {', '.join(KNOWN_DBS)} matches{hint}")
         targets.extend(Target(r.name, _opinfo.opinfo(r).op, _opinfo.opinfo(r)) for r in matched)
     return targets
+
+
+def _module_info(spec: str) -> list[Target]:
+    """``MODULE:ATTRIBUTE`` naming a ModuleInfo: its ops."""
+    from ._modules import is_module_info
+
+    try:
+        found = _opinfo.import_attribute(spec)
+    except ValueError as e:
+        raise AuthorError(f"{spec}: {e}") from None
+    if not is_module_info(found):
+        raise AuthorError(f"{spec} is a {type(found).__name__}, not a ModuleInfo")
+    return _targets(found)
 
 
 def load_samples(spec: str) -> list[Sample]:
@@ -247,9 +268,11 @@ def plan(
     for mode in modes:
         if mode not in MODES:
             raise AuthorError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
-    chosen = transforms_of(transforms)
+    chosen = transforms_for(target.opinfo, transforms_of(transforms))
     compilers = backends_of(backends)
     by_dtype: dict[str, dict[int, Base]] = {}
+    if samples is not None and _is_module(target):
+        raise AuthorError(f"{target.name} is a module: its ModuleInfo makes its samples; give none")
     if samples is not None:
         for i, (args, kwargs) in enumerate(samples):
             by_dtype.setdefault(_dtype_of((args, kwargs), i), {})[i] = Base(target.func, args, kwargs, "auto")
@@ -319,7 +342,7 @@ def run_planned(
                 answer = (died(p.key, answer, time.perf_counter() - start), p.base.check_gradients, None)
             result, check_gradients, smallest = answer
             inputs = _inputs(p)
-            out.append(SampleCheck(p.key, result, inputs, check_gradients, smallest))
+            out.append(SampleCheck(p.key, result, inputs, check_gradients, smallest, p.base.func))
     finally:
         if runner is not None:
             runner.close()
@@ -419,19 +442,31 @@ def _portable(result: CheckResult) -> CheckResult:
     return result
 
 
-def _target(op: Any) -> Target:
+def _is_module(target: Target) -> bool:
+    from ._modules import ModuleEntry
+
+    return isinstance(target.opinfo, ModuleEntry)
+
+
+def _targets(op: Any) -> list[Target]:
+    """What ``op`` names: one op, or a module's ops (one per training mode)."""
+    from . import _modules
+
     if isinstance(op, str):
-        (target, *more) = resolve([op])
-        if more:
-            raise AuthorError(f"{op!r} matches {len(more) + 1} ops; name one")
-        return target
+        targets = resolve([op])
+        if len({t.op if _is_module(t) else t.name for t in targets}) > 1:
+            raise AuthorError(f"{op!r} matches {len(targets)} ops; name one")
+        return targets
     if hasattr(op, "sample_inputs") and hasattr(op, "op"):  # an OpInfo
-        return Target(op.name, op.op, op)
+        return [Target(op.name, op.op, op)]
+    if _modules.is_module_info(op):  # a ModuleInfo: its train op, and its eval op where they differ
+        located = _modules.locate(op)
+        return [Target(e.name, e.op, e) for e in _modules.entries([op], lambda i: located)]
     if callable(op):
         from ._repro import func_name
 
-        return Target(func_name(op), op)
-    raise TypeError(f"op must be an op name, an OpInfo or a callable, got {type(op).__name__}")
+        return [Target(func_name(op), op)]
+    raise TypeError(f"op must be an op name, an OpInfo, a ModuleInfo or a callable, got {type(op).__name__}")
 
 
 def check_op(
@@ -446,18 +481,25 @@ def check_op(
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
-    ``op`` is an OpInfo name (``"sin"``), a qualified custom op (``"mylib::myop"``), an
-    OpInfo, or any callable (a ``torch.library.custom_op``, an ``OpOverload``, a function).
-    ``samples`` (SampleInputs or ``(args, kwargs)`` pairs) is required when the op has no OpInfo.
+    ``op`` is an OpInfo name (``"sin"``), a module name of ``module_db`` (``"nn.Linear"``), a
+    qualified custom op (``"mylib::myop"``), an OpInfo, a ``ModuleInfo`` (a module and its inputs:
+    checked in train mode, and in eval mode where they differ), or any callable (a
+    ``torch.library.custom_op``, an ``OpOverload``, a function).
+    ``samples`` (SampleInputs or ``(args, kwargs)`` pairs) is required when the op has no OpInfo
+    (and refused for a module).
     ``transforms`` (``"all"``, ``"none"``, or names such as ``["transposed", "duplicated"]``)
     derive more samples from each: other layouts, one tensor passed twice, views of one
     storage, fewer inputs requiring grad, other dtypes, other sizes. A derived sample whose
     eager call fails is ``not_applicable``, never a finding. ``backends`` name the compile steps
     (``aot_eager``, the default, or one registered with ``optests._backends.register``).
     """
-    target = _target(op)
-    given = to_samples(samples, f"samples for {target.name}") if samples is not None else None
-    return check_target(target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends)
+    targets = _targets(op)
+    given = to_samples(samples, f"samples for {targets[0].name}") if samples is not None else None
+    return [
+        c
+        for target in targets
+        for c in check_target(target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends)
+    ]
 
 
 def op_test(
@@ -479,14 +521,18 @@ def op_test(
 
     made = samples() if callable(samples) else samples
     given = to_samples(made, "samples") if made is not None else None
-    target = _target(op)
-    planned = {p.key.id: p for p in plan(target, given, modes=modes, transforms=transforms, backends=backends)}  # checks nothing
+    planned = {
+        p.key.id: (target, p)
+        for target in _targets(op)
+        for p in plan(target, given, modes=modes, transforms=transforms, backends=backends)
+    }  # checks nothing
     entries = _registry.load(Path(registry)) if registry is not None else []
 
     @pytest.mark.parametrize("optests_sample_id", list(planned))
     def test(optests_sample_id: str) -> None:
         # each test checks its own sample, on the process (xdist worker) that runs it
-        (checked,) = run_planned(target, [planned[optests_sample_id]])
+        target, p = planned[optests_sample_id]
+        (checked,) = run_planned(target, [p])
         verdict, entry = _registry.Registry(entries, str(torch.__version__)).judge(checked.record())
         if verdict is Verdict.XFAILED:
             pytest.xfail(f"expected ({entry.stage if entry else ''}): {entry.reason if entry else ''}")

@@ -28,7 +28,7 @@ from ._findings import Outcome
 from ._history import Configuration, History, Run
 from ._key import MODES, transform_name
 from ._results import FIELDS, SampleResult, describe_os_error
-from ._settings import BUILTIN_DBS
+from ._settings import KNOWN_DBS
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 #: Samples listed one by one per change kind; the rest are in changes.json beside the page.
@@ -68,7 +68,7 @@ def repro_command(record: SampleResult) -> str | None:
     with its transform (``--transforms none`` for a sample as the OpInfo gives it). ``optests
     check`` has no option that picks one sample: it checks all of the op's, and prints this one
     as ``sample N``. None for an op it cannot name: one of another database, or an author's."""
-    if record.db not in BUILTIN_DBS:
+    if record.db not in KNOWN_DBS:
         return None
     key = record.key
     transforms = transform_name(key.transform) if key.transform else "none"
@@ -180,7 +180,7 @@ class _Failing:
             "fields": [f.name for f in FIELDS],
             "values": [v for _, v in self._values],
             "runs": list(self._runs),
-            "no_command": f"none: optests check names the ops of {', '.join(BUILTIN_DBS)} only",
+            "no_command": f"none: optests check names the ops of {', '.join(KNOWN_DBS)} only",
         }
         text = json.dumps(data, separators=(",", ":"), sort_keys=True).replace("<", "\\u003c")  # no </script> inside
         return f'<script type="application/json" id="failing-data">{text}</script>'

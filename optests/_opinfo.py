@@ -1,4 +1,8 @@
-"""OpInfo databases: which ops exist, their samples (deterministic), and how to check each."""
+"""OpInfo databases: which ops exist, their samples (deterministic), and how to check each.
+
+``module_db`` (and a database of your own that lists ``ModuleInfo`` entries) is a database too:
+each ModuleInfo is one op per training mode (:class:`optests._modules.ModuleEntry`), and the
+functions here hand its samples, decorations and repro lines over to :mod:`optests._modules`."""
 
 from __future__ import annotations
 
@@ -13,12 +17,12 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import torch
 
 from ._errors import InputError
-from ._settings import BUILTIN_DBS
+from ._settings import BUILTIN_DBS, KNOWN_DBS, MODULE_DBS
 
 _T = TypeVar("_T")
 
@@ -42,6 +46,7 @@ _BUILTIN_MODULES = {
     "op_db": "torch.testing._internal.common_methods_invocations",
     "hop_db": "torch.testing._internal.hop_db",
     "custom_op_db": "torch.testing._internal.custom_op_db",
+    "module_db": "torch.testing._internal.common_modules",
 }
 
 #: Seed set before every ``sample_inputs`` call so samples are identical on every worker and run.
@@ -92,17 +97,34 @@ def _load(db: str) -> tuple[Any, ...]:
             ) from None
         finally:
             extension_log.setLevel(level)
+        if db in MODULE_DBS:
+            return _module_entries(tuple(getattr(module, db)), _BUILTIN_MODULES[db], db)
         return tuple(getattr(module, db))
     if ":" not in db:
-        raise DatabaseError(f"unknown OpInfo database {db!r}; known: {', '.join(BUILTIN_DBS)}, or MODULE:ATTRIBUTE")
+        raise DatabaseError(f"unknown OpInfo database {db!r}; known: {', '.join(KNOWN_DBS)}, or MODULE:ATTRIBUTE")
     try:
         ops = tuple(import_attribute(db))
     except (ValueError, TypeError) as e:
         raise DatabaseError(f"OpInfo database {db!r}: {e}") from None
+    from ._modules import is_module_info
+
+    if any(is_module_info(o) for o in ops):  # a module database of the user's
+        bad = [o for o in ops if not is_module_info(o)]
+        if bad:
+            raise DatabaseError(f"OpInfo database {db!r}: {bad[0]!r} is not a ModuleInfo, as others in it are")
+        module_name, _, attr = db.partition(":")
+        return _module_entries(ops, module_name, attr)
     bad = [o for o in ops if not (hasattr(o, "sample_inputs") and hasattr(o, "name"))]
     if bad:
         raise DatabaseError(f"OpInfo database {db!r}: {bad[0]!r} is not an OpInfo")
     return ops
+
+
+def _module_entries(infos: tuple[Any, ...], module: str, attr: str) -> tuple[Any, ...]:
+    """A list of ModuleInfos as the database's ops: one per training mode each."""
+    from ._modules import entries
+
+    return tuple(entries(infos, lambda i: (module, attr, i)))
 
 
 def import_attribute(spec: str) -> Any:
@@ -128,6 +150,7 @@ def opinfo(ref: OpRef) -> Any:
 
 
 def all_ops(dbs: Sequence[str] = BUILTIN_DBS) -> list[OpRef]:
+    """The ops of ``dbs``, each database's in its order (a ModuleInfo's ``train`` op, then its ``eval``)."""
     refs = []
     for db in dbs:
         for i, op in enumerate(_load(db)):
@@ -149,7 +172,9 @@ class SampleCall:
     func: Any
     args: list[Any]
     kwargs: dict[str, Any]
-    check_gradients: bool
+    #: An OpInfo's ``supports_autograd``; ``"auto"`` for a module's (gradients where some input
+    #: and some output require grad, as for a given sample).
+    check_gradients: bool | Literal["auto"]
     skip_correctness_check: bool
 
 
@@ -165,7 +190,16 @@ def samples(ref: OpRef, device: str, dtype: torch.dtype, redraw: bool = False) -
 def samples_of(op: Any, device: str, dtype: torch.dtype, redraw: bool = False) -> Iterator[SampleCall]:
     """Samples of any OpInfo object (also one outside the databases). ``redraw``: the same
     samples with other random values, drawn in one stream from ``RANDOMIZED_SAMPLE_SEED``
-    (torch's sample iterator otherwise reseeds itself before each sample, with a seed of its own)."""
+    (torch's sample iterator otherwise reseeds itself before each sample, with a seed of its own).
+    A module's (:class:`optests._modules.ModuleEntry`) are built by :mod:`optests._modules`."""
+    from ._modules import ModuleEntry
+
+    if isinstance(op, ModuleEntry):
+        from . import _modules
+
+        for func, args, kwargs in _modules.samples(op, device, dtype, RANDOMIZED_SAMPLE_SEED if redraw else SAMPLE_SEED):
+            yield SampleCall(func, args, kwargs, "auto", False)
+        return
     grad = bool(op.supports_autograd)
     skip_correctness = bool(getattr(op, "skip_correctness_check_compile_vs_eager", False))
     extra = {"set_seed": False} if redraw else {}
@@ -193,11 +227,14 @@ class Decorations:
     #: Tolerances raised by ``toleranceOverride`` or ``precisionOverride`` (None: the defaults).
     atol: float | None = None
     rtol: float | None = None
+    #: Whose decorations they are, and the in-tree test they aim at.
+    owner: str = "OpInfo"
+    test_class: str = TEST_CLASS
 
     @property
     def skip_message(self) -> str:
         """How a skipped sample's record says why ("" when the test runs)."""
-        return f"the OpInfo's decorations skip {TEST_CLASS} here: {self.skip}" if self.skip else ""
+        return f"the {self.owner}'s decorations skip {self.test_class} here: {self.skip}" if self.skip else ""
 
     def assert_equals(self, dtype: torch.dtype) -> Callable[..., None]:
         """The comparison the check uses: NaN equal to NaN, with the override's tolerances."""
@@ -210,24 +247,33 @@ class Decorations:
         """How the results record the override, e.g. ``OpInfo tolerance override(atol=0.005, rtol=0.0001)``."""
         if self.atol is None and self.rtol is None:
             return ""
-        return f"OpInfo tolerance override(atol={self.atol or 0:g}, rtol={self.rtol or 0:g})"
+        return f"{self.owner} tolerance override(atol={self.atol or 0:g}, rtol={self.rtol or 0:g})"
 
 
 def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Decorations:
     """The skips and tolerance overrides an OpInfo declares for ``TestEagerFusionOpInfo``'s test
     of this mode (or for every test), on this device and dtype, matched as PyTorch's test
     framework matches them (``DecorateInfo.is_active``). Other decorators (``skipCPUIfNoLapack``,
-    ``slowTest``, ...) decide at run time inside a test class, and are not honoured."""
+    ``slowTest``, ...) decide at run time inside a test class, and are not honoured.
+    A module's (:class:`optests._modules.ModuleEntry`) are those aimed at
+    ``TestEagerFusionModuleInfo``, matched with the training mode as ``active_if`` sees it."""
     from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
     from torch.testing._internal.opinfo.core import DecorateInfo
 
+    from . import _modules
+
+    test_class, test_name, owner = TEST_CLASS, TEST_NAMES[dynamic], "OpInfo"
+    param_kwargs: dict[str, Any] = {"dtype": dtype}
+    if isinstance(op, _modules.ModuleEntry):
+        test_class, test_name, owner = _modules.TEST_CLASS, _modules.TEST_NAMES[dynamic], "ModuleInfo"
+        param_kwargs = op.param_kwargs(dtype)
     active: list[Any] = []
     for d in getattr(op, "decorators", ()) or ():
         if not isinstance(d, DecorateInfo):
             active.append(d)  # a plain decorator applies to every test of the op
             continue
         try:
-            if d.is_active(TEST_CLASS, TEST_NAMES[dynamic], device, dtype, {"dtype": dtype}):
+            if d.is_active(test_class, test_name, device, dtype, param_kwargs):
                 active.extend(d.decorators)
         except Exception:  # an active_if that cannot judge these arguments
             continue
@@ -239,7 +285,7 @@ def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Deco
             atol = float(dec.d[dtype])  # the framework raises atol only; toleranceOverride wins
         elif not skip:
             skip = _skip_reason(dec)
-    return Decorations(skip, atol, rtol)
+    return Decorations(skip, atol, rtol, owner, test_class)
 
 
 def _skip_reason(decorator: Any) -> str:
@@ -278,9 +324,15 @@ def _on_shallow_stack(fn: Callable[[], _T]) -> _T:
     return value  # type: ignore[no-any-return]
 
 
-def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int, redraw: bool = False) -> str:
+def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int, redraw: bool = False) -> str | None:
     """Script lines that rebuild sample ``index`` of ``ref`` by name (defines func, args, kwargs,
-    and with ``redraw`` randomized_sample: the same sample drawn under the randomized rerun's seed)."""
+    and with ``redraw`` randomized_sample: the same sample drawn under the randomized rerun's seed).
+    None where the lines cannot name it (a module database's ModuleInfo that cannot be found)."""
+    from ._modules import ModuleEntry, setup_lines
+
+    entry = opinfo(ref)
+    if isinstance(entry, ModuleEntry):
+        return setup_lines(entry, device, dtype, index, SAMPLE_SEED, RANDOMIZED_SAMPLE_SEED if redraw else None)
     module, _, attr = ref.db.partition(":")
     if not attr:
         module, attr = _BUILTIN_MODULES[ref.db], ref.db

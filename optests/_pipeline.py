@@ -2,7 +2,8 @@
 the keys, ``_execute.execute`` checks one in the runner's child), ``optests check``, ``check_op``
 and ``op_test`` (``_author.plan`` names them, ``_author.run_planned`` checks them).
 
-A :class:`Base` is a sample as it was made, an OpInfo's or a given ``(args, kwargs)``, with the
+A :class:`Base` is a sample as it was made, an OpInfo's, a module's (``module_db``: the module
+called through ``functional_call``, :mod:`optests._modules`) or a given ``(args, kwargs)``, with the
 settings its origin asks for. :func:`suffixes` names the samples the input transforms derive from
 it; :func:`keys` orders the checks; :func:`check` makes one check of one key, in this order:
 
@@ -67,6 +68,17 @@ def suffixes(base: Sample, transforms: Sequence[str]) -> list[str]:
         return [s for t in transforms for s in of(t, base[0], base[1])]
     except Exception:  # a sample a transform cannot take apart: nothing derived from it
         return []
+
+
+def transforms_for(entry: object, transforms: Sequence[str]) -> Sequence[str]:
+    """The transforms that derive samples from the samples of ``entry`` (an OpInfo, or None for
+    given samples: all of ``transforms``; a module's, :class:`optests._modules.ModuleEntry`: all but
+    those of :data:`optests._modules.NOT_FOR_MODULES`)."""
+    if not transforms or entry is None:
+        return transforms
+    from ._modules import NOT_FOR_MODULES, ModuleEntry
+
+    return [t for t in transforms if t not in NOT_FOR_MODULES] if isinstance(entry, ModuleEntry) else transforms
 
 
 def keys(

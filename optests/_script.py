@@ -56,6 +56,10 @@ def func_name(func: Callable[..., Any]) -> str:
 def func_source(func: Callable[..., Any]) -> tuple[list[str], str]:
     """(import lines, expression) naming ``func`` in a script, or an expression that explains
     why it cannot be named."""
+    from ._modules import ModuleCall, script_source
+
+    if isinstance(func, ModuleCall):  # a module's sample: the lines rebuild the module
+        return script_source(func)
     if isinstance(func, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         return [], f"torch.ops.{func}"
     qualname = getattr(func, "_qualname", None)

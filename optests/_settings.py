@@ -10,8 +10,12 @@ from pathlib import Path
 from ._errors import InputError
 from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, parse_transforms
 
-#: The databases of ``torch.testing._internal`` that the sweep walks, by our name.
+#: The databases of ``torch.testing._internal`` that the sweep walks by default, by our name.
 BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
+#: ``module_db``: torch.nn modules (``ModuleInfo``); swept when chosen, not by default.
+MODULE_DBS = ("module_db",)
+#: Every database optests knows by name (``optests check`` finds its names in all of them).
+KNOWN_DBS = BUILTIN_DBS + MODULE_DBS
 _DB_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
@@ -74,10 +78,10 @@ def _globs(option: str, value: str) -> tuple[str, ...]:
 def _dbs(option: str, value: str) -> tuple[str, ...]:
     items = _csv(value)
     if not items:
-        raise SettingError(f"{option}: empty; valid: {', '.join(BUILTIN_DBS)} or MODULE:ATTRIBUTE")
+        raise SettingError(f"{option}: empty; valid: {', '.join(KNOWN_DBS)} or MODULE:ATTRIBUTE")
     for item in items:
-        if item not in BUILTIN_DBS and not _DB_REF.match(item):
-            raise SettingError(f"{option}: unknown database {item!r}; valid: {', '.join(BUILTIN_DBS)} or MODULE:ATTRIBUTE")
+        if item not in KNOWN_DBS and not _DB_REF.match(item):
+            raise SettingError(f"{option}: unknown database {item!r}; valid: {', '.join(KNOWN_DBS)} or MODULE:ATTRIBUTE")
     return tuple(dict.fromkeys(items))
 
 
@@ -123,7 +127,8 @@ OPTIONS = (
     ),
     Option(
         "dbs",
-        f"OpInfo databases: {', '.join(BUILTIN_DBS)}, or MODULE:ATTRIBUTE for a list of your own",
+        f"OpInfo databases: {', '.join(BUILTIN_DBS)} (the default), module_db (torch.nn modules), "
+        "or MODULE:ATTRIBUTE for a list of your own (OpInfos or ModuleInfos)",
         ",".join(BUILTIN_DBS),
         _dbs,
     ),

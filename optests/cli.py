@@ -134,7 +134,7 @@ def _check(args: argparse.Namespace) -> int:
         if c.shrunk is not None:  # a resized finding: the repro takes the smallest sizes that fail alike
             inputs, sizes = c.shrunk
             print(f"    shrunk: {sizes} fail at {error.stage} too; the repro uses them")
-        override = _opinfo_func_source(target.opinfo) if target.opinfo is not None else None
+        override = _opinfo_func_source(target.opinfo) if hasattr(target.opinfo, "sample_inputs") else None
         try:
             # the check's own options, and the sample as it was: for a randomized finding the
             # script makes the same random data from it
@@ -144,7 +144,7 @@ def _check(args: argparse.Namespace) -> int:
                 "check_gradients": c.check_gradients,
             }
             script = _repro.write_standalone(
-                args.repro_dir, name, target.func, inputs, options, summary=f"[{error.stage}] {error.summary}",
+                args.repro_dir, name, c.func or target.func, inputs, options, summary=f"[{error.stage}] {error.summary}",
                 imports=args.imports, func_expr=override,
             )  # fmt: skip
         except OSError as e:  # the findings and --json stand without it
@@ -276,12 +276,16 @@ def _parser() -> argparse.ArgumentParser:
     a.set_defaults(run=_accept)
     c = sub.add_parser(
         "check",
-        help="check ops (OpInfo names or globs, or ns::op custom ops) under AOTAutograd",
+        help="check ops (OpInfo names or globs, module_db modules such as nn.Linear, or ns::op custom ops) under AOTAutograd",
         description="Check each sample of each op in each mode; print a verdict per sample, then each finding with "
         f"its difference and a standalone repro script. Exit status: 0 no finding, 1 findings, {_EXIT_HELP}.",
     )
     c.add_argument(
-        "ops", nargs="+", metavar="OP", help="an OpInfo name or glob (sin, 'nn.functional.conv*') or a custom op (mylib::myop)"
+        "ops",
+        nargs="+",
+        metavar="OP",
+        help="an OpInfo name or glob (sin, 'nn.functional.conv*'), a module of module_db (nn.Linear, or "
+        "nn.BatchNorm2d.eval for one training mode), a ModuleInfo of yours (MODULE:ATTRIBUTE) or a custom op (mylib::myop)",
     )
     c.add_argument(
         "--import",

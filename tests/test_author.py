@@ -65,7 +65,8 @@ def test_check_of_a_builtin_op_by_name_and_glob(tmp_path: Path) -> None:
     [
         (
             "check sinn",
-            "optests check: error: unknown op 'sinn': no OpInfo in op_db, hop_db, custom_op_db matches; did you mean sin, sinh, sinc?",
+            "optests check: error: unknown op 'sinn': no OpInfo or ModuleInfo in op_db, hop_db, custom_op_db, module_db matches; "
+            "did you mean sin, sinh, sinc?",
         ),
         ("check mylib::nope --import mylib", "optests check: error: unknown custom op 'mylib::nope'; did you mean mylib::twice?"),
         (
