@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from . import _opinfo, _registry, _runner
+from ._backends import refuse_modes
 from ._check import one_intra_op_thread
 from ._errors import InputError
 from ._findings import CheckResult, Outcome, Verdict
@@ -218,15 +219,18 @@ def transforms_of(value: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def backends_of(value: str | Sequence[str]) -> tuple[str, ...]:
-    """A comma-separated string or a sequence of backend names, each registered (``optests._backends``)."""
-    from ._backends import BACKENDS
+    """A comma-separated string or a sequence of backend names, each one :func:`optests._backends.get_backend`
+    resolves (a registered name, ``dynamo:NAME`` or ``MODULE:ATTRIBUTE``)."""
+    from ._backends import BACKENDS, get_backend
 
     names = [n.strip() for n in (value.split(",") if isinstance(value, str) else value) if n.strip()]
     if not names:
         raise AuthorError(f"backends: none given; known: {', '.join(BACKENDS)}")
     for name in names:
-        if name not in BACKENDS:
-            raise AuthorError(f"backends: unknown backend {name!r}; known: {', '.join(BACKENDS)}")
+        try:
+            get_backend(name)
+        except ValueError as e:
+            raise AuthorError(f"backends: {e}") from None
     return tuple(dict.fromkeys(names))
 
 
@@ -249,6 +253,10 @@ def plan(
             raise AuthorError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     chosen = transforms_of(transforms)
     compilers = backends_of(backends)
+    try:
+        refuse_modes(modes, compilers)
+    except ValueError as e:
+        raise AuthorError(f"modes: {e}") from None
     by_dtype: dict[str, dict[int, Base]] = {}
     if samples is not None:
         for i, (args, kwargs) in enumerate(samples):

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import functorch.compile  # noqa: F401  (the aot_eager backend's, loaded with the check: before a runner forks)
 import torch
 import torch.utils._pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _script
 from ._backends import DEFAULT_BACKEND, get_backend
@@ -200,9 +201,10 @@ class _TensorCall:
         return self.func(*args, **kwargs)
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> Any:
-        # Only AOTAutograd calls this (our eager runs call `eager`), so the inputs are traced.
+        # Only a backend calls this (our eager runs call `eager`), so the inputs are traced. Dynamo
+        # traces the Python itself: it records nothing (it would break the graph), and no trace is kept.
         out = self.eager(tensors)
-        if self.trace is None:
+        if self.trace is None and not torch.compiler.is_dynamo_compiling():
             self.trace = _TraceRecord(
                 outputs=tuple(
                     (name, _meta(leaf, tensors) if isinstance(leaf, torch.Tensor) else None) for name, leaf in _output_leaves(out)
@@ -379,10 +381,27 @@ class _Run:
     grads: tuple[torch.Tensor | None, ...] | None = None
     error: BaseException | None = None  # forward (or trace) error
     backward_error: BaseException | None = None
+    #: An op it ran is tagged ``nondeterministic_seeded`` (looked for only under a backend that
+    #: draws random numbers otherwise than eager: ``Backend.same_random``).
+    random: str | None = None
+
+
+class _DrawsRandom(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """Notes the first op tagged ``nondeterministic_seeded`` that runs under it."""
+
+    found: str | None = None
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if self.found is None and torch.Tag.nondeterministic_seeded in func.tags:
+            self.found = str(func)
+        return func(*args, **(kwargs or {}))
 
 
 #: A field of :class:`CheckOptions` that a finding's few-line repro does not write out.
 _UNRENDERED = {"rendered": False}
+#: A field that is not a keyword of :func:`aot_autograd_check` (the ``aot_eager`` check, a
+#: contract): where it differs from its default, the repro calls :func:`run_check` with it.
+_NOT_KEYWORD = {"rendered": False, "keyword": False}
 
 
 @dataclass(frozen=True)
@@ -422,10 +441,14 @@ class CheckOptions:
     repro: str | None = dataclasses.field(default=None, metadata=_UNRENDERED)
     #: The compile step, by name (``optests._backends``). Not a keyword of
     #: :func:`aot_autograd_check`, which is the ``aot_eager`` check (a contract).
-    backend: str = dataclasses.field(default=DEFAULT_BACKEND, metadata=_UNRENDERED)
+    backend: str = dataclasses.field(default=DEFAULT_BACKEND, metadata=_NOT_KEYWORD)
+    #: Compare output strides (``False``: an op whose strides the backend chooses freely,
+    #: ``Backend.free_strides``). Not a keyword of :func:`aot_autograd_check` (``aot_eager``
+    #: keeps every stride).
+    compare_strides: bool = dataclasses.field(default=True, metadata=_NOT_KEYWORD)
     #: How eager and compiled are called and their outputs used, by name (``optests._patterns``).
     #: Not a keyword of :func:`aot_autograd_check`, whose pattern is the in-tree check's (a contract).
-    pattern: str = dataclasses.field(default=DEFAULT_PATTERN, metadata=_UNRENDERED)
+    pattern: str = dataclasses.field(default=DEFAULT_PATTERN, metadata=_NOT_KEYWORD)
 
     def rendered(self) -> dict[str, object]:
         """``dynamic`` and the options a finding's few-line repro writes out: those that differ
@@ -434,6 +457,15 @@ class CheckOptions:
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
             if f.metadata.get("rendered", True) and getattr(self, f.name) != f.default
+        }
+
+    def beyond_keywords(self) -> dict[str, object]:
+        """The options that are not keywords of :func:`aot_autograd_check` and differ from their
+        defaults (another backend, call pattern...): a repro that has any calls :func:`run_check`."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if not f.metadata.get("keyword", True) and getattr(self, f.name) != f.default
         }
 
 
@@ -480,7 +512,12 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
 
     eager = _Run(inputs=_copies(originals) if fresh else originals)
     try:
-        eager.out = _called(pattern, call.eager, eager.inputs)
+        if get_backend(opts.options.backend).same_random:
+            eager.out = _called(pattern, call.eager, eager.inputs)
+        else:  # the values of a call that draws random numbers are not compared
+            with _DrawsRandom() as draws:  # type: ignore[no-untyped-call]
+                eager.out = _called(pattern, call.eager, eager.inputs)
+            eager.random = draws.found
     except Exception as e:
         raise make(EagerFailure, "eager call", f"raised {_error_line(e)}", "no error") from e
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
@@ -547,16 +584,28 @@ def _compiled_metadata(c: _Compared) -> None:
 
 
 def _mutations(c: _Compared) -> None:
-    _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts)
+    _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts, values=_values_compared(c))
+
+
+def _values_compared(c: _Compared) -> bool:
+    """False (noted once) where eager drew random numbers and the backend draws them otherwise."""
+    if c.eager.random is None:
+        return True
+    note = f"values not compared: the call draws random numbers ({c.eager.random}, nondeterministic_seeded) and {c.opts.options.backend} draws them otherwise"
+    if note not in c.opts.notes:
+        c.opts.notes.append(note)
+    return False
 
 
 def _outputs(c: _Compared) -> None:
+    if not _values_compared(c):
+        return
     truth = c.truth.out if c.truth is not None else None
     _compare(ForwardMismatch, "out", c.eager.out, c.comp.out, c.opts, truth=truth)
 
 
 def _gradients(c: _Compared) -> None:
-    if not c.gradients:
+    if not c.gradients or not _values_compared(c):
         return
     names = [n for n, t in zip(c.call.names, c.comp.inputs) if t.requires_grad]
     truth = c.truth.grads if c.truth is not None else None
@@ -871,13 +920,15 @@ def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _
         if not (isinstance(e, torch.Tensor) and isinstance(c, torch.Tensor)):
             continue
         em, cm = _meta(e, eager.inputs), _meta(c, comp.inputs)
-        if em.aliases:
+        if em.aliases or not opts.options.compare_strides:
             # a view of an input: AOTAutograd regenerates it, its strides follow the input's
             em = _Meta(em.dtype, em.shape, None, em.requires_grad, em.aliases)
         _compare_meta(make, f"compiled {name}", cm, em, call, "Eager and the compiled call disagree.", check_requires_grad=True)
 
 
-def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Checking) -> None:
+def _check_mutations(
+    call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Checking, values: bool = True
+) -> None:
     make = _finding_factory(opts)
     for name, orig, e, c in zip(call.names, originals, eager.inputs, comp.inputs):
         e_mut, c_mut = not _identical(e, orig), not _identical(c, orig)
@@ -889,7 +940,7 @@ def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _R
                 "yes (eager mutates it)" if e_mut else "no (eager leaves it unchanged)",
                 detail="Each call ran on its own fresh copy of the inputs.",
             )
-        if e_mut:
+        if e_mut and values:
             _compare(MutationMismatch, name, e, c, opts, what_suffix=" after the call")
 
 
@@ -1069,7 +1120,13 @@ def _check(func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, A
 
 def _render(func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any], options: CheckOptions) -> str:
     return _script.render(
-        func, args, kwargs, options.rendered(), randomized_sample=options.randomized_sample, setup=options.repro
+        func,
+        args,
+        kwargs,
+        options.rendered(),
+        randomized_sample=options.randomized_sample,
+        setup=options.repro,
+        beyond=options.beyond_keywords(),
     )
 
 

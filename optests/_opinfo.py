@@ -55,6 +55,12 @@ RANDOMIZED_SAMPLE_SEED = 1
 #: PyTorch's test framework applies to every test) the sweep honours, by mode.
 TEST_CLASS = "TestEagerFusionOpInfo"
 TEST_NAMES = {False: "test_aot_autograd_exhaustive", True: "test_aot_autograd_symbolic_exhaustive"}
+#: The in-tree tests a backend may stand for (``Backend.opinfo_test``), and their test by mode:
+#: ``inductor``'s decorations are those aimed at ``TestInductorOpInfo``.
+IN_TREE_TESTS = {
+    TEST_CLASS: TEST_NAMES,
+    "TestInductorOpInfo": {False: "test_comprehensive", True: "test_comprehensive"},
+}
 
 
 @dataclass(frozen=True)
@@ -186,11 +192,13 @@ class Decorations:
     #: Tolerances raised by ``toleranceOverride`` or ``precisionOverride`` (None: the defaults).
     atol: float | None = None
     rtol: float | None = None
+    #: The in-tree test they were read for.
+    test: str = TEST_CLASS
 
     @property
     def skip_message(self) -> str:
         """How a skipped sample's record says why ("" when the test runs)."""
-        return f"the OpInfo's decorations skip {TEST_CLASS} here: {self.skip}" if self.skip else ""
+        return f"the OpInfo's decorations skip {self.test} here: {self.skip}" if self.skip else ""
 
     def assert_equals(self, dtype: torch.dtype) -> Callable[..., None]:
         """The comparison the check uses: NaN equal to NaN, with the override's tolerances."""
@@ -206,9 +214,10 @@ class Decorations:
         return f"OpInfo tolerance override(atol={self.atol or 0:g}, rtol={self.rtol or 0:g})"
 
 
-def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Decorations:
-    """The skips and tolerance overrides an OpInfo declares for ``TestEagerFusionOpInfo``'s test
-    of this mode (or for every test), on this device and dtype, matched as PyTorch's test
+def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype, test: str = TEST_CLASS) -> Decorations:
+    """The skips and tolerance overrides an OpInfo declares for the in-tree ``test``'s test (one
+    of :data:`IN_TREE_TESTS`, ``TestEagerFusionOpInfo`` by default; the backend's) of this mode (or
+    for every test), on this device and dtype, matched as PyTorch's test
     framework matches them (``DecorateInfo.is_active``). Other decorators (``skipCPUIfNoLapack``,
     ``slowTest``, ...) decide at run time inside a test class, and are not honoured."""
     from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
@@ -220,7 +229,7 @@ def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Deco
             active.append(d)  # a plain decorator applies to every test of the op
             continue
         try:
-            if d.is_active(TEST_CLASS, TEST_NAMES[dynamic], device, dtype, {"dtype": dtype}):
+            if d.is_active(test, IN_TREE_TESTS[test][dynamic], device, dtype, {"dtype": dtype}):
                 active.extend(d.decorators)
         except Exception:  # an active_if that cannot judge these arguments
             continue
@@ -232,7 +241,7 @@ def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Deco
             atol = float(dec.d[dtype])  # the framework raises atol only; toleranceOverride wins
         elif not skip:
             skip = _skip_reason(dec)
-    return Decorations(skip, atol, rtol)
+    return Decorations(skip, atol, rtol, test)
 
 
 def _skip_reason(decorator: Any) -> str:

@@ -10,7 +10,9 @@ it; :func:`keys` orders the checks; :func:`check` makes one check of one key, in
    base's redraw (the randomized rerun's data) alike;
 2. choose ``check_gradients`` (a derived sample with no input requiring grad checks none) and the
    dtype that is judged (the one ``dtypes`` cast to, else the sample's);
-3. the OpInfo's own skips and tolerances for that dtype;
+3. the OpInfo's own skips and tolerances for that dtype, as the in-tree test the backend stands
+   for reads them (``Backend.opinfo_test``), and whether output strides are compared
+   (``Backend.free_strides``);
 4. the check, with the key's mode and backend;
 5. a derived sample whose eager call fails is not applicable; the tolerance the record keeps is the
    OpInfo's override and what the check noted.
@@ -124,10 +126,12 @@ def check(key: SampleKey, base: Base) -> Checked:
     import torch
 
     from . import _opinfo
+    from ._backends import get_backend
     from ._check import assert_close_equal_nan, run_check
     from ._transforms import judged_dtype, not_applicable
 
     dtype = getattr(torch, key.dtype)
+    backend = get_backend(key.backend)
     judged, context = dtype, key.context
     args, kwargs = base.args, base.kwargs
     check_gradients, redraw, setup = base.check_gradients, base.redraw, base.setup
@@ -144,7 +148,7 @@ def check(key: SampleKey, base: Base) -> Checked:
     assert_equals: Callable[..., Any] = assert_close_equal_nan
     tolerance: tuple[str, ...] = ()
     if base.opinfo is not None:  # the OpInfo's own skips and tolerances, for the dtype judged
-        deco = _opinfo.decorations(base.opinfo, key.mode.dynamic, key.device, judged)
+        deco = _opinfo.decorations(base.opinfo, key.mode.dynamic, key.device, judged, backend.opinfo_test)
         if deco.skip:
             return Checked(CheckResult(Outcome.SKIPPED, message=deco.skip_message), (args, kwargs), check_gradients)
         assert_equals, tolerance = deco.assert_equals(judged), tuple(t for t in (deco.tolerance,) if t)
@@ -164,6 +168,7 @@ def check(key: SampleKey, base: Base) -> Checked:
             context=context,
             repro=setup,
             backend=key.backend,
+            compare_strides=key.op_id not in backend.free_strides,
         )
     if key.transform and result.stage is Stage.EAGER:  # the derived sample is not a valid call
         message = not_applicable(key.transform, result.message, context)

@@ -59,9 +59,19 @@ def _transforms(option: str, value: str) -> tuple[str, ...]:
 
 
 def _backends(option: str, value: str) -> tuple[str, ...]:
-    from ._backends import BACKENDS
+    """Each name one :func:`optests._backends.get_backend` resolves: ``dynamo:NAME`` and
+    ``MODULE:ATTRIBUTE`` import what they name here (torch), when a run asks for them."""
+    from ._backends import BACKENDS, get_backend
 
-    return parse_choices(option, value, tuple(BACKENDS))
+    items = _csv(value)
+    if not items:
+        raise SettingError(f"{option}: empty; valid: {', '.join(BACKENDS)}, dynamo:NAME or MODULE:ATTRIBUTE")
+    for item in items:
+        try:
+            get_backend(item)
+        except ValueError as e:
+            raise SettingError(f"{option}: {e}") from None
+    return tuple(dict.fromkeys(items))
 
 
 def _globs(option: str, value: str) -> tuple[str, ...]:
@@ -135,8 +145,9 @@ OPTIONS = (
     ),
     Option(
         "backends",
-        "backends that compile the check, comma-separated: aot_eager (AOTAutograd, no-op compilers) "
-        "or one registered with optests._backends.register",
+        "backends that compile the check, comma-separated: aot_eager (AOTAutograd, no-op compilers), "
+        "aot_eager_decomp_partition, inductor, dynamo:NAME (torch.compile with a Dynamo backend), "
+        "MODULE:ATTRIBUTE (your torch.compile backend), or one registered with optests._backends.register",
         DEFAULT_BACKEND,
         _backends,
     ),
@@ -178,4 +189,11 @@ def parse(get: Callable[[str], object], get_ini: Callable[[str], str]) -> Settin
         values[opt.name.replace("-", "_")] = opt.parse(where, raw)
         if opt.name in ("ops", "dbs") and raw != opt.default:
             values["explicit"] = True
-    return Settings(**values)  # type: ignore[arg-type]
+    settings = Settings(**values)  # type: ignore[arg-type]
+    from ._backends import refuse_modes
+
+    try:
+        refuse_modes([m.value for m in settings.modes], settings.backends)
+    except ValueError as e:
+        raise SettingError(f"--optests-modes, --optests-backends: {e}") from None
+    return settings

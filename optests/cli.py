@@ -309,8 +309,9 @@ def _parser() -> argparse.ArgumentParser:
         "--backends",
         default=DEFAULT_BACKEND,
         metavar="LIST",
-        help="backends that compile the check, comma-separated: aot_eager, or one registered with "
-        "optests._backends.register by a module --import names (default: %(default)s)",
+        help="backends that compile the check, comma-separated: aot_eager, aot_eager_decomp_partition, inductor, "
+        "dynamo:NAME (torch.compile with a Dynamo backend), MODULE:ATTRIBUTE (your torch.compile backend), or one "
+        "registered with optests._backends.register by a module --import names (default: %(default)s)",
     )
     c.add_argument("--dtypes", default="float32", help="dtypes for OpInfo samples, comma-separated (default: %(default)s)")
     c.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
