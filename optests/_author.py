@@ -22,7 +22,7 @@ from ._check import one_intra_op_thread
 from ._errors import InputError
 from ._findings import CheckResult, Outcome, Verdict
 from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
-from ._pipeline import Base, check, derive, died, keys, suffixes
+from ._pipeline import Base, Selection, check, derive, died, keys, suffixes
 from ._results import SampleResult
 from ._settings import BUILTIN_DBS, DEFAULT_TIMEOUT
 
@@ -243,11 +243,18 @@ def plan(
     device: str = "cpu",
     transforms: str | Sequence[str] = "all",
     backends: str | Sequence[str] = (DEFAULT_BACKEND,),
+    select: str = "all",
 ) -> list[_Planned]:
     """The checks :func:`check_target` makes, without making them, in the sweep's order
     (:func:`optests._pipeline.keys`): by dtype, mode and backend, each sample followed by the
     samples every transform derives from it. Given samples are numbered by position (and
-    recorded under their first tensor's dtype); an OpInfo's within each dtype, as in the sweep."""
+    recorded under their first tensor's dtype); an OpInfo's within each dtype, as in the sweep.
+    ``select`` (:class:`optests._pipeline.Selection`: ``all``, ``first:N``, ``signature``) picks
+    which samples of each dtype are checked; they keep their numbers."""
+    try:
+        selection = Selection.parse(select)
+    except ValueError as e:
+        raise AuthorError(f"select={e}") from None
     for mode in modes:
         if mode not in MODES:
             raise AuthorError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
@@ -285,7 +292,9 @@ def plan(
         raise AuthorError(f"{target.name} has no OpInfo: give its samples (--samples MODULE:FUNC, or samples=...)")
     planned: list[_Planned] = []
     for dtype_name, bases in by_dtype.items():
-        derived = {i: suffixes((b.args, b.kwargs), chosen) for i, b in bases.items()}
+        order = sorted(bases)
+        picked = [order[j] for j in selection.indices([(bases[i].args, bases[i].kwargs) for i in order])]
+        derived = {i: suffixes((bases[i].args, bases[i].kwargs), chosen) for i in picked}
         for key in keys(target.op, target.variant, dtype_name, device, modes, compilers, derived):
             assert key.sample is not None
             planned.append(_Planned(key, bases[key.sample]))
@@ -382,10 +391,13 @@ def check_target(
     timeout: float = DEFAULT_TIMEOUT,
     isolated: bool = True,
     shrink: bool = False,
+    select: str = "all",
 ) -> list[SampleCheck]:
-    """Check every sample, and every sample each transform derives, in every mode and backend
-    (see :func:`plan` and :func:`run_planned`)."""
-    planned = plan(target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends)
+    """Check every sample (or those ``select`` picks), and every sample each transform derives,
+    in every mode and backend (see :func:`plan` and :func:`run_planned`)."""
+    planned = plan(
+        target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends, select=select
+    )
     return run_planned(target, planned, timeout=timeout, isolated=isolated, shrink=shrink)
 
 
@@ -451,6 +463,7 @@ def check_op(
     device: str = "cpu",
     transforms: str | Sequence[str] = "all",
     backends: str | Sequence[str] = (DEFAULT_BACKEND,),
+    select: str = "all",
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
@@ -461,11 +474,16 @@ def check_op(
     derive more samples from each: other layouts, one tensor passed twice, views of one
     storage, fewer inputs requiring grad, other dtypes, other sizes. A derived sample whose
     eager call fails is ``not_applicable``, never a finding. ``backends`` name the compile steps
-    (``aot_eager``, the default, or one registered with ``optests._backends.register``).
+    (``aot_eager``, the default; ``aot_eager_decomp_partition``; ``inductor``; ``dynamo:NAME``;
+    ``MODULE:ATTRIBUTE``, a ``torch.compile`` backend of yours; or one registered with
+    ``optests._backends.register``). ``select`` checks some of the samples (``first:N``,
+    ``signature``), which keep their numbers.
     """
     target = _target(op)
     given = to_samples(samples, f"samples for {target.name}") if samples is not None else None
-    return check_target(target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends)
+    return check_target(
+        target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends, select=select
+    )
 
 
 def op_test(

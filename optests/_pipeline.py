@@ -71,6 +71,66 @@ def suffixes(base: Sample, transforms: Sequence[str]) -> list[str]:
         return []
 
 
+#: How many of an op's samples a run checks (``--optests-select``, ``optests check --select``).
+SELECTIONS = ("all", "first:N", "signature")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which of an op's samples (of one dtype) a run checks: ``all``; the ``first:N``; or
+    ``signature``, the first of each distinct signature (every tensor's dtype, shape, strides,
+    layout, device and ``requires_grad``, and every other argument's value). The samples keep the
+    indices they have in the full sweep, so their ids and registry entries mean the same."""
+
+    kind: Literal["all", "first", "signature"] = "all"
+    count: int = 0
+
+    @classmethod
+    def parse(cls, value: str) -> Selection:
+        """``all``, ``first:N`` (N >= 1) or ``signature``; a ``ValueError`` saying what is valid."""
+        text = value.strip()
+        if text in ("all", "signature"):
+            return cls(text)  # type: ignore[arg-type]
+        head, _, count = text.partition(":")
+        if head == "first" and count.isascii() and count.isdigit() and int(count) >= 1:
+            return cls("first", int(count))
+        raise ValueError(f"{value!r}, but expected one of {', '.join(SELECTIONS)} (N a whole number >= 1)")
+
+    def __str__(self) -> str:
+        return f"first:{self.count}" if self.kind == "first" else self.kind
+
+    def indices(self, samples: Sequence[Sample]) -> list[int]:
+        """The indices of the samples checked, in order."""
+        if self.kind == "all":
+            return list(range(len(samples)))
+        if self.kind == "first":
+            return list(range(min(self.count, len(samples))))
+        seen: dict[str, int] = {}
+        for i, sample in enumerate(samples):
+            seen.setdefault(signature(sample), i)
+        return sorted(seen.values())
+
+
+def signature(sample: Sample) -> str:
+    """What :class:`Selection` ``signature`` tells samples apart by: each tensor's metadata (not
+    its values), each other argument's value, and the structure they are in."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    leaves, spec = pytree.tree_flatten((tuple(sample[0]), dict(sample[1])))
+    parts = [str(spec)]
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            try:
+                stride: object = leaf.stride()
+            except (RuntimeError, NotImplementedError):
+                stride = None
+            parts.append(f"T({leaf.dtype}, {tuple(leaf.shape)}, {stride}, {leaf.layout}, {leaf.device}, {leaf.requires_grad})")
+        else:
+            parts.append(f"{type(leaf).__name__}({leaf!r:.200})")
+    return "; ".join(parts)
+
+
 def keys(
     op: str,
     variant: str,

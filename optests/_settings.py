@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ._errors import InputError
 from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, parse_transforms
+from ._pipeline import Selection
 
 #: The databases of ``torch.testing._internal`` that the sweep walks, by our name.
 BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
@@ -72,6 +73,13 @@ def _backends(option: str, value: str) -> tuple[str, ...]:
         except ValueError as e:
             raise SettingError(f"{option}: {e}") from None
     return tuple(dict.fromkeys(items))
+
+
+def _select(option: str, value: str) -> Selection:
+    try:
+        return Selection.parse(value)
+    except ValueError as e:
+        raise SettingError(f"{option}={e}") from None
 
 
 def _globs(option: str, value: str) -> tuple[str, ...]:
@@ -151,6 +159,13 @@ OPTIONS = (
         DEFAULT_BACKEND,
         _backends,
     ),
+    Option(
+        "select",
+        "which of each op's samples to check: all, first:N (the first N), or signature (the first of each distinct "
+        "signature: tensor metadata and other arguments); samples keep their ids",
+        "all",
+        _select,
+    ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
     Option("timeout", "seconds one sample may take before it is recorded as a timeout", f"{DEFAULT_TIMEOUT:g}", parse_seconds),
     Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
@@ -166,6 +181,7 @@ class Settings:
     modes: tuple[Mode, ...]
     transforms: tuple[str, ...]
     backends: tuple[str, ...]
+    select: Selection
     devices: tuple[str, ...]
     dbs: tuple[str, ...]
     results: Path | None

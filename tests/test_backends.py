@@ -355,3 +355,63 @@ def test_a_warm_inductor_cache_gives_the_same_records(tmp_path: Path, monkeypatc
     assert any((tmp_path / "inductor").rglob("*")), "inductor wrote no cache"
     assert records() == cold
     assert [r[1] for r in cold] == ["passed"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Cost: checking fewer samples per op, under the full sweep's ids.
+
+
+def test_a_selection_parses_and_picks_by_index() -> None:
+    from optests._pipeline import Selection
+
+    assert [str(Selection.parse(v)) for v in ("all", "first:3", " signature ")] == ["all", "first:3", "signature"]
+    for bad in ("first", "first:0", "first:x", "some", "first:٣"):
+        with pytest.raises(ValueError, match=r"but expected one of all, first:N, signature \(N a whole number >= 1\)$"):
+            Selection.parse(bad)
+    a, b, c = torch.zeros(3), torch.ones(3), torch.zeros(5)
+    samples: list[tuple[Any, dict[str, Any]]] = [((a,), {}), ((b,), {}), ((c,), {}), ((a,), {"alpha": 2}), ((b,), {"alpha": 2})]
+    assert Selection.parse("signature").indices(samples) == [0, 2, 3]
+    assert Selection.parse("first:2").indices(samples) == [0, 1]
+    assert Selection.parse("first:9").indices(samples) == [0, 1, 2, 3, 4]
+
+
+def test_check_op_checks_the_selected_samples_under_their_own_numbers() -> None:
+    samples: list[tuple[tuple[torch.Tensor, ...], dict[str, Any]]] = [
+        ((torch.zeros(3),), {}),
+        ((torch.ones(3),), {}),
+        ((torch.ones(2, 2),), {}),
+    ]
+    picked = optests.check_op(torch.sin, samples=samples, modes=["static"], transforms="none", select="signature")
+    assert [c.key.sample for c in picked] == [0, 2]
+    with pytest.raises(AuthorError, match=r"^select='first:0', but expected one of all, first:N, signature"):
+        optests.check_op(torch.sin, samples=samples, select="first:0")
+    done = _optests("check", "mul", "--select", "first:2", "--modes", "static", "--transforms", "none")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "mul: 2 samples" in done.stdout
+    bad = _optests("check", "mul", "--select", "most")
+    assert (bad.returncode, bad.stderr.strip()) == (
+        2,
+        "optests check: error: select='most', but expected one of all, first:N, signature (N a whole number >= 1)",
+    )
+
+
+def test_the_sweep_checks_the_selected_samples_and_finds_no_stale_entry(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_sweep(pytester.path)
+    entry = {
+        "op": "mul", "variant": "", "mode": "static", "dtype": "float32", "device": "cpu",
+        "status": "xfail", "stage": "forward", "reason": "planted: a sample this selection does not check", "samples": "5",
+    }  # fmt: skip
+    registry = pytester.path / "expected_failures.json"
+    registry.write_text(json.dumps({"schema_version": 4, "entries": [entry]}, indent=2, sort_keys=True) + "\n")
+    sweep = ["-p", "no:cacheprovider", "--optests-ops=mul", "--optests-modes=static", "--optests-strict-registry"]
+    result = pytester.runpytest_subprocess(*sweep, "--optests-select=first:2", "--optests-results=r.json", "--optests-accept")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    ids = [r["id"] for r in json.loads((pytester.path / "r.json").read_text())["samples"]]
+    assert ids == ["static-float32-cpu-mul-sample0", "static-float32-cpu-mul-sample1"]
+    # the unchecked sample's entry is neither stale nor rewritten
+    assert json.loads(registry.read_text())["entries"] == [entry]
+    bad = pytester.runpytest_subprocess(*sweep, "--optests-select=first:none")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["ERROR: --optests-select='first:none', but expected one of all, first:N, signature*"])
