@@ -381,9 +381,6 @@ class _Run:
     grads: tuple[torch.Tensor | None, ...] | None = None
     error: BaseException | None = None  # forward (or trace) error
     backward_error: BaseException | None = None
-    #: An op it ran is tagged ``nondeterministic_seeded`` (looked for only under a backend that
-    #: draws random numbers otherwise than eager: ``Backend.same_random``).
-    random: str | None = None
 
 
 class _DrawsRandom(TorchDispatchMode):  # type: ignore[no-untyped-call]
@@ -512,12 +509,7 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
 
     eager = _Run(inputs=_copies(originals) if fresh else originals)
     try:
-        if get_backend(opts.options.backend).same_random:
-            eager.out = _called(pattern, call.eager, eager.inputs)
-        else:  # the values of a call that draws random numbers are not compared
-            with _DrawsRandom() as draws:  # type: ignore[no-untyped-call]
-                eager.out = _called(pattern, call.eager, eager.inputs)
-            eager.random = draws.found
+        eager.out = _called(pattern, call.eager, eager.inputs)
     except Exception as e:
         raise make(EagerFailure, "eager call", f"raised {_error_line(e)}", "no error") from e
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
@@ -584,32 +576,58 @@ def _compiled_metadata(c: _Compared) -> None:
 
 
 def _mutations(c: _Compared) -> None:
-    _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts, values=_values_compared(c))
+    with _unless_random(c):
+        _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts)
 
 
-def _values_compared(c: _Compared) -> bool:
-    """False (noted once) where eager drew random numbers and the backend draws them otherwise."""
-    if c.eager.random is None:
-        return True
-    note = f"values not compared: the call draws random numbers ({c.eager.random}, nondeterministic_seeded) and {c.opts.options.backend} draws them otherwise"
-    if note not in c.opts.notes:
-        c.opts.notes.append(note)
-    return False
+@contextlib.contextmanager
+def _unless_random(c: _Compared) -> Iterator[None]:
+    """Values that differ are no finding (noted once) where the backend draws random numbers
+    otherwise than eager (``Backend.same_random``) and eager's call runs an op tagged
+    ``nondeterministic_seeded``: asked only of a difference, so eager's runs are as they are."""
+    try:
+        yield
+    except (ForwardMismatch, BackwardMismatch, MutationMismatch) as f:
+        of_values = not isinstance(f, MutationMismatch) or f.what.endswith(" after the call")  # not "... mutated"
+        if get_backend(c.opts.options.backend).same_random or not of_values:
+            raise
+        op = _random_op(c)
+        if op is None:
+            raise
+        note = (
+            f"values not compared: the call draws random numbers ({op}, nondeterministic_seeded) "
+            f"and {c.opts.options.backend} draws them otherwise"
+        )
+        if note not in c.opts.notes:
+            c.opts.notes.append(note)
+
+
+def _random_op(c: _Compared) -> str | None:
+    """The first op tagged ``nondeterministic_seeded`` that eager's call runs (on fresh copies of
+    its inputs, forward only), or None."""
+    draws = _DrawsRandom()  # type: ignore[no-untyped-call]
+    try:
+        with draws, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _called(c.opts.pattern, c.call.eager, _copies(c.originals))
+    except Exception:
+        return None
+    return draws.found
 
 
 def _outputs(c: _Compared) -> None:
-    if not _values_compared(c):
-        return
     truth = c.truth.out if c.truth is not None else None
-    _compare(ForwardMismatch, "out", c.eager.out, c.comp.out, c.opts, truth=truth)
+    with _unless_random(c):
+        _compare(ForwardMismatch, "out", c.eager.out, c.comp.out, c.opts, truth=truth)
 
 
 def _gradients(c: _Compared) -> None:
-    if not c.gradients or not _values_compared(c):
+    if not c.gradients:
         return
     names = [n for n, t in zip(c.call.names, c.comp.inputs) if t.requires_grad]
     truth = c.truth.grads if c.truth is not None else None
-    _compare(BackwardMismatch, "grad", c.eager.grads, c.comp.grads, c.opts, names=names, truth=truth)
+    with _unless_random(c):
+        _compare(BackwardMismatch, "grad", c.eager.grads, c.comp.grads, c.opts, names=names, truth=truth)
 
 
 def _compares(o: CheckOptions) -> bool:
@@ -926,9 +944,7 @@ def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _
         _compare_meta(make, f"compiled {name}", cm, em, call, "Eager and the compiled call disagree.", check_requires_grad=True)
 
 
-def _check_mutations(
-    call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Checking, values: bool = True
-) -> None:
+def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Checking) -> None:
     make = _finding_factory(opts)
     for name, orig, e, c in zip(call.names, originals, eager.inputs, comp.inputs):
         e_mut, c_mut = not _identical(e, orig), not _identical(c, orig)
@@ -940,7 +956,7 @@ def _check_mutations(
                 "yes (eager mutates it)" if e_mut else "no (eager leaves it unchanged)",
                 detail="Each call ran on its own fresh copy of the inputs.",
             )
-        if e_mut and values:
+        if e_mut:
             _compare(MutationMismatch, name, e, c, opts, what_suffix=" after the call")
 
 

@@ -225,11 +225,21 @@ def draws(x: torch.Tensor) -> torch.Tensor:
     return x + torch.rand_like(x)
 
 
+def fills(x: torch.Tensor) -> torch.Tensor:
+    return x.uniform_() * 2
+
+
 def test_values_of_a_random_call_are_not_compared_where_the_backend_draws_otherwise() -> None:
     sample: list[tuple[tuple[torch.Tensor, ...], dict[str, Any]]] = [((torch.ones(3, 4),), {})]
     (check,) = optests.check_op(draws, samples=sample, backends=["user_backends:reseeded"], modes=["static"], transforms="none")
     assert check.result.outcome.value == "passed"
     assert check.result.notes[0].startswith("values not compared: the call draws random numbers (aten.rand_like.default")
+    # an input it fills in place: its values are not compared, that it is mutated is
+    (filled,) = optests.check_op(
+        fills, samples=[((torch.ones(3, 4),), {})], backends=["user_backends:reseeded"], modes=["static"], transforms="none"
+    )
+    assert filled.result.outcome.value == "passed", filled.result.message
+    assert filled.result.notes[0].startswith("values not compared: the call draws random numbers (aten.uniform_.default")
     # a call that draws none is compared under it
     (sin,) = optests.check_op("sin", backends=["user_backends:reseeded"], modes=["static"], transforms="none")
     assert (sin.result.outcome.value, sin.result.notes) == ("passed", ())
