@@ -283,6 +283,8 @@ def test_inductor_reads_the_decorations_aimed_at_the_in_tree_inductor_test(monke
     addmv = next(r for r in _opinfo.all_ops(("op_db",)) if r.id == "addmv")
     op = _opinfo.opinfo(addmv)
     assert _backends.get_backend("inductor").opinfo_test == "TestInductorOpInfo"
+    assert _backends.get_backend("dynamo:inductor").opinfo_test == "TestInductorOpInfo"
+    assert _backends.get_backend("dynamo:eager").opinfo_test == "TestEagerFusionOpInfo"
     assert _opinfo.decorations(op, False, "cpu", torch.float16).tolerance == ""
     inductor = _opinfo.decorations(op, False, "cpu", torch.float16, "TestInductorOpInfo")
     assert inductor.tolerance == "OpInfo tolerance override(atol=1e-05, rtol=0.003)"

@@ -107,7 +107,8 @@ def get_backend(name: str) -> Backend:
         known = torch._dynamo.list_backends(exclude_tags=())
         if dynamo_name not in known:
             raise ValueError(f"backend {name!r}: {dynamo_name!r} is not a Dynamo backend; known: {', '.join(known)}")
-        resolved: Backend = Dynamo(dynamo_name)
+        # dynamo:inductor is inductor, with its rules (its decorations, its strides)
+        resolved: Backend = Inductor() if dynamo_name == "inductor" else Dynamo(dynamo_name)
     else:
         resolved = resolve(name)
     _RESOLVED[name] = resolved
