@@ -427,3 +427,22 @@ def test_the_sweep_checks_the_selected_samples_and_finds_no_stale_entry(
     bad = pytester.runpytest_subprocess(*sweep, "--optests-select=first:none")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["ERROR: --optests-select='first:none', but expected one of all, first:N, signature*"])
+
+
+def chain(x: torch.Tensor) -> torch.Tensor:
+    for _ in range(6):
+        x = x * 1.37 + 0.11
+    return x
+
+
+def test_low_precision_is_judged_against_a_higher_precision_reference() -> None:
+    """A backend that computes float16 in float32 (as inductor does) differs from eager beyond
+    float16's tolerance, but is nearer the float64 result than eager: noted, no finding."""
+    torch.manual_seed(0)
+    x = torch.rand(64, dtype=torch.float16)
+    options: dict[str, Any] = {"dynamic": False, "backend": "user_backends:upcast", "check_gradients": False}
+    judged = optests.run_check(chain, [x], {}, **options)
+    assert judged.outcome.value == "passed"
+    assert judged.notes[0].startswith("out: rounding: compiled is")
+    unjudged = optests.run_check(chain, [x], {}, float64_reference=False, **options)
+    assert unjudged.stage == "forward"

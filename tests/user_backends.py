@@ -37,3 +37,14 @@ def reseeded(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Ca
         return gm.forward(*args)
 
     return run
+
+
+def upcast(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Computes float16 in float32, rounding once at the end: as inductor does."""
+
+    def run(*args: Any) -> Any:
+        wide = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.float16 else a for a in args]
+        out = gm.forward(*wide)
+        return [o.half() if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o for o in out]
+
+    return run
