@@ -176,12 +176,19 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("spec", sorted(BAD))
-def test_a_bad_backend_is_one_line_and_exit_2(spec: str) -> None:
-    done = _optests("check", "sin", "--backends", spec, "--transforms", "none")
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr.startswith(f"optests check: error: backends: {BAD[spec]}")
-    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+def test_a_bad_backend_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    from optests._author import backends_of
+
+    monkeypatch.syspath_prepend(str(ROOT))  # tests.user_backends, as optests check finds it from the root
+    for spec, message in BAD.items():
+        with pytest.raises(AuthorError) as raised:
+            backends_of(spec)
+        assert str(raised.value).startswith(f"backends: {message}")
+    for spec in ("tests.user_backends:not_callable", "dynamo:nosuch"):  # the command says the same, in one line
+        done = _optests("check", "sin", "--backends", spec, "--transforms", "none")
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.startswith(f"optests check: error: backends: {BAD[spec]}")
+        assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
 
 
 def test_a_bad_backend_is_a_usage_error_in_the_sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
