@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from . import _opinfo, _registry, _runner
+from ._backends import refuse_modes
 from ._check import one_intra_op_thread
 from ._errors import InputError
 from ._findings import CheckResult, Outcome, Verdict
 from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
-from ._pipeline import Base, check, derive, died, keys, suffixes, tolerance, transforms_for
+from ._pipeline import Base, Selection, check, derive, died, keys, suffixes, tolerance, transforms_for
 from ._results import SampleResult
 from ._settings import DEFAULT_TIMEOUT, KNOWN_DBS, MODULE_DBS
 
@@ -239,15 +240,18 @@ def transforms_of(value: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def backends_of(value: str | Sequence[str]) -> tuple[str, ...]:
-    """A comma-separated string or a sequence of backend names, each registered (``optests._backends``)."""
-    from ._backends import BACKENDS
+    """A comma-separated string or a sequence of backend names, each one :func:`optests._backends.get_backend`
+    resolves (a registered name, ``dynamo:NAME`` or ``MODULE:ATTRIBUTE``)."""
+    from ._backends import BACKENDS, get_backend
 
     names = [n.strip() for n in (value.split(",") if isinstance(value, str) else value) if n.strip()]
     if not names:
         raise AuthorError(f"backends: none given; known: {', '.join(BACKENDS)}")
     for name in names:
-        if name not in BACKENDS:
-            raise AuthorError(f"backends: unknown backend {name!r}; known: {', '.join(BACKENDS)}")
+        try:
+            get_backend(name)
+        except ValueError as e:
+            raise AuthorError(f"backends: {e}") from None
     return tuple(dict.fromkeys(names))
 
 
@@ -260,16 +264,27 @@ def plan(
     device: str = "cpu",
     transforms: str | Sequence[str] = "all",
     backends: str | Sequence[str] = (DEFAULT_BACKEND,),
+    select: str = "all",
 ) -> list[_Planned]:
     """The checks :func:`check_target` makes, without making them, in the sweep's order
     (:func:`optests._pipeline.keys`): by dtype, mode and backend, each sample followed by the
     samples every transform derives from it. Given samples are numbered by position (and
-    recorded under their first tensor's dtype); an OpInfo's within each dtype, as in the sweep."""
+    recorded under their first tensor's dtype); an OpInfo's within each dtype, as in the sweep.
+    ``select`` (:class:`optests._pipeline.Selection`: ``all``, ``first:N``, ``signature``) picks
+    which samples of each dtype are checked; they keep their numbers."""
+    try:
+        selection = Selection.parse(select)
+    except ValueError as e:
+        raise AuthorError(f"select={e}") from None
     for mode in modes:
         if mode not in MODES:
             raise AuthorError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     chosen = transforms_for(target.opinfo, transforms_of(transforms))
     compilers = backends_of(backends)
+    try:
+        refuse_modes(modes, compilers)
+    except ValueError as e:
+        raise AuthorError(f"modes: {e}") from None
     by_dtype: dict[str, dict[int, Base]] = {}
     if samples is not None and _is_module(target):
         raise AuthorError(f"{target.name} is a module: its ModuleInfo makes its samples; give none")
@@ -300,7 +315,9 @@ def plan(
         raise AuthorError(f"{target.name} has no OpInfo: give its samples (--samples MODULE:FUNC, or samples=...)")
     planned: list[_Planned] = []
     for dtype_name, bases in by_dtype.items():
-        derived = {i: suffixes((b.args, b.kwargs), chosen) for i, b in bases.items()}
+        order = sorted(bases)
+        picked = [order[j] for j in selection.indices([(bases[i].args, bases[i].kwargs) for i in order])]
+        derived = {i: suffixes((bases[i].args, bases[i].kwargs), chosen) for i in picked}
         for key in keys(target.op, target.variant, dtype_name, device, modes, compilers, derived):
             assert key.sample is not None
             planned.append(_Planned(key, bases[key.sample]))
@@ -397,10 +414,13 @@ def check_target(
     timeout: float = DEFAULT_TIMEOUT,
     isolated: bool = True,
     shrink: bool = False,
+    select: str = "all",
 ) -> list[SampleCheck]:
-    """Check every sample, and every sample each transform derives, in every mode and backend
-    (see :func:`plan` and :func:`run_planned`)."""
-    planned = plan(target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends)
+    """Check every sample (or those ``select`` picks), and every sample each transform derives,
+    in every mode and backend (see :func:`plan` and :func:`run_planned`)."""
+    planned = plan(
+        target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends, select=select
+    )
     return run_planned(target, planned, timeout=timeout, isolated=isolated, shrink=shrink)
 
 
@@ -478,6 +498,7 @@ def check_op(
     device: str = "cpu",
     transforms: str | Sequence[str] = "all",
     backends: str | Sequence[str] = (DEFAULT_BACKEND,),
+    select: str = "all",
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
@@ -491,14 +512,19 @@ def check_op(
     derive more samples from each: other layouts, one tensor passed twice, views of one
     storage, fewer inputs requiring grad, other dtypes, other sizes. A derived sample whose
     eager call fails is ``not_applicable``, never a finding. ``backends`` name the compile steps
-    (``aot_eager``, the default, or one registered with ``optests._backends.register``).
+    (``aot_eager``, the default; ``aot_eager_decomp_partition``; ``inductor``; ``dynamo:NAME``;
+    ``MODULE:ATTRIBUTE``, a ``torch.compile`` backend of yours; or one registered with
+    ``optests._backends.register``). ``select`` checks some of the samples (``first:N``,
+    ``signature``), which keep their numbers.
     """
     targets = _targets(op)
     given = to_samples(samples, f"samples for {targets[0].name}") if samples is not None else None
     return [
         c
         for target in targets
-        for c in check_target(target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends)
+        for c in check_target(
+            target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends, select=select
+        )
     ]
 
 

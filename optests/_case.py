@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ._errors import InputError
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEFAULT_BACKEND, Mode, SampleKey
-from ._pipeline import keys, suffixes, transforms_for
+from ._pipeline import Selection, keys, suffixes, transforms_for
 from ._results import SampleResult
 from ._settings import Settings
 
@@ -108,7 +108,7 @@ def collect(settings: Settings) -> list[Case]:
                         )
                         continue
                 if count:
-                    derived = _derived(ref, device, dtype, settings.transforms)
+                    derived = _derived(ref, device, dtype, settings.transforms, settings.select)
                     order = keys(ref.name, ref.variant, dtype_name, device, settings.modes, settings.backends, derived)
                     cases.extend(Case(ref, key) for key in order)
                 else:
@@ -126,12 +126,15 @@ def collect(settings: Settings) -> list[Case]:
     return cases
 
 
-def _derived(ref: OpRef, device: str, dtype: Any, transforms: Sequence[str]) -> list[list[str]]:
-    """For each of the op's samples, the suffixes of the samples ``transforms`` derive."""
+def _derived(ref: OpRef, device: str, dtype: Any, transforms: Sequence[str], select: Selection) -> dict[int, list[str]]:
+    """For each of the op's samples that ``select`` picks (by its index among all), the suffixes
+    of the samples ``transforms`` derive."""
     from . import _opinfo
 
     chosen = transforms_for(_opinfo.opinfo(ref), transforms)
-    return [suffixes((s.args, s.kwargs), chosen) for s in _opinfo.cached_samples(ref, device, dtype)]
+    samples = _opinfo.cached_samples(ref, device, dtype)
+    picked = select.indices([(s.args, s.kwargs) for s in samples])
+    return {i: suffixes((samples[i].args, samples[i].kwargs), chosen) for i in picked}
 
 
 def split_of(refs: list[OpRef]) -> dict[str, tuple[str, str]]:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import functorch.compile  # noqa: F401  (the aot_eager backend's, loaded with the check: before a runner forks)
 import torch
 import torch.utils._pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _script
 from ._backends import DEFAULT_BACKEND, get_backend
@@ -200,9 +201,10 @@ class _TensorCall:
         return self.func(*args, **kwargs)
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> Any:
-        # Only AOTAutograd calls this (our eager runs call `eager`), so the inputs are traced.
+        # Only a backend calls this (our eager runs call `eager`), so the inputs are traced. Dynamo
+        # traces the Python itself: it records nothing (it would break the graph), and no trace is kept.
         out = self.eager(tensors)
-        if self.trace is None:
+        if self.trace is None and not torch.compiler.is_dynamo_compiling():
             self.trace = _TraceRecord(
                 outputs=tuple(
                     (name, _meta(leaf, tensors) if isinstance(leaf, torch.Tensor) else None) for name, leaf in _output_leaves(out)
@@ -381,8 +383,22 @@ class _Run:
     backward_error: BaseException | None = None
 
 
+class _DrawsRandom(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """Notes the first op tagged ``nondeterministic_seeded`` that runs under it."""
+
+    found: str | None = None
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if self.found is None and torch.Tag.nondeterministic_seeded in func.tags:
+            self.found = str(func)
+        return func(*args, **(kwargs or {}))
+
+
 #: A field of :class:`CheckOptions` that a finding's few-line repro does not write out.
 _UNRENDERED = {"rendered": False}
+#: A field that is not a keyword of :func:`aot_autograd_check` (the ``aot_eager`` check, a
+#: contract): where it differs from its default, the repro calls :func:`run_check` with it.
+_NOT_KEYWORD = {"rendered": False, "keyword": False}
 
 
 @dataclass(frozen=True)
@@ -422,10 +438,14 @@ class CheckOptions:
     repro: str | None = dataclasses.field(default=None, metadata=_UNRENDERED)
     #: The compile step, by name (``optests._backends``). Not a keyword of
     #: :func:`aot_autograd_check`, which is the ``aot_eager`` check (a contract).
-    backend: str = dataclasses.field(default=DEFAULT_BACKEND, metadata=_UNRENDERED)
+    backend: str = dataclasses.field(default=DEFAULT_BACKEND, metadata=_NOT_KEYWORD)
+    #: Compare output strides (``False``: an op whose strides the backend chooses freely,
+    #: ``Backend.free_strides``). Not a keyword of :func:`aot_autograd_check` (``aot_eager``
+    #: keeps every stride).
+    compare_strides: bool = dataclasses.field(default=True, metadata=_NOT_KEYWORD)
     #: How eager and compiled are called and their outputs used, by name (``optests._patterns``).
     #: Not a keyword of :func:`aot_autograd_check`, whose pattern is the in-tree check's (a contract).
-    pattern: str = dataclasses.field(default=DEFAULT_PATTERN, metadata=_UNRENDERED)
+    pattern: str = dataclasses.field(default=DEFAULT_PATTERN, metadata=_NOT_KEYWORD)
 
     def rendered(self) -> dict[str, object]:
         """``dynamic`` and the options a finding's few-line repro writes out: those that differ
@@ -434,6 +454,15 @@ class CheckOptions:
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
             if f.metadata.get("rendered", True) and getattr(self, f.name) != f.default
+        }
+
+    def beyond_keywords(self) -> dict[str, object]:
+        """The options that are not keywords of :func:`aot_autograd_check` and differ from their
+        defaults (another backend, call pattern...): a repro that has any calls :func:`run_check`."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if not f.metadata.get("keyword", True) and getattr(self, f.name) != f.default
         }
 
 
@@ -547,12 +576,49 @@ def _compiled_metadata(c: _Compared) -> None:
 
 
 def _mutations(c: _Compared) -> None:
-    _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts)
+    with _unless_random(c):
+        _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts)
+
+
+@contextlib.contextmanager
+def _unless_random(c: _Compared) -> Iterator[None]:
+    """Values that differ are no finding (noted once) where the backend draws random numbers
+    otherwise than eager (``Backend.same_random``) and eager's call runs an op tagged
+    ``nondeterministic_seeded``: asked only of a difference, so eager's runs are as they are."""
+    try:
+        yield
+    except (ForwardMismatch, BackwardMismatch, MutationMismatch) as f:
+        of_values = not isinstance(f, MutationMismatch) or f.what.endswith(" after the call")  # not "... mutated"
+        if get_backend(c.opts.options.backend).same_random or not of_values:
+            raise
+        op = _random_op(c)
+        if op is None:
+            raise
+        note = (
+            f"values not compared: the call draws random numbers ({op}, nondeterministic_seeded) "
+            f"and {c.opts.options.backend} draws them otherwise"
+        )
+        if note not in c.opts.notes:
+            c.opts.notes.append(note)
+
+
+def _random_op(c: _Compared) -> str | None:
+    """The first op tagged ``nondeterministic_seeded`` that eager's call runs (on fresh copies of
+    its inputs, forward only), or None."""
+    draws = _DrawsRandom()  # type: ignore[no-untyped-call]
+    try:
+        with draws, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _called(c.opts.pattern, c.call.eager, _copies(c.originals))
+    except Exception:
+        return None
+    return draws.found
 
 
 def _outputs(c: _Compared) -> None:
     truth = c.truth.out if c.truth is not None else None
-    _compare(ForwardMismatch, "out", c.eager.out, c.comp.out, c.opts, truth=truth)
+    with _unless_random(c):
+        _compare(ForwardMismatch, "out", c.eager.out, c.comp.out, c.opts, truth=truth)
 
 
 def _gradients(c: _Compared) -> None:
@@ -560,7 +626,8 @@ def _gradients(c: _Compared) -> None:
         return
     names = [n for n, t in zip(c.call.names, c.comp.inputs) if t.requires_grad]
     truth = c.truth.grads if c.truth is not None else None
-    _compare(BackwardMismatch, "grad", c.eager.grads, c.comp.grads, c.opts, names=names, truth=truth)
+    with _unless_random(c):
+        _compare(BackwardMismatch, "grad", c.eager.grads, c.comp.grads, c.opts, names=names, truth=truth)
 
 
 def _compares(o: CheckOptions) -> bool:
@@ -871,7 +938,7 @@ def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _
         if not (isinstance(e, torch.Tensor) and isinstance(c, torch.Tensor)):
             continue
         em, cm = _meta(e, eager.inputs), _meta(c, comp.inputs)
-        if em.aliases:
+        if em.aliases or not opts.options.compare_strides:
             # a view of an input: AOTAutograd regenerates it, its strides follow the input's
             em = _Meta(em.dtype, em.shape, None, em.requires_grad, em.aliases)
         _compare_meta(make, f"compiled {name}", cm, em, call, "Eager and the compiled call disagree.", check_requires_grad=True)
@@ -1069,7 +1136,13 @@ def _check(func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, A
 
 def _render(func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any], options: CheckOptions) -> str:
     return _script.render(
-        func, args, kwargs, options.rendered(), randomized_sample=options.randomized_sample, setup=options.repro
+        func,
+        args,
+        kwargs,
+        options.rendered(),
+        randomized_sample=options.randomized_sample,
+        setup=options.repro,
+        beyond=options.beyond_keywords(),
     )
 
 

@@ -60,6 +60,12 @@ RANDOMIZED_SAMPLE_SEED = 1
 #: PyTorch's test framework applies to every test) the sweep honours, by mode.
 TEST_CLASS = "TestEagerFusionOpInfo"
 TEST_NAMES = {False: "test_aot_autograd_exhaustive", True: "test_aot_autograd_symbolic_exhaustive"}
+#: The in-tree tests a backend may stand for (``Backend.opinfo_test``), and their test by mode:
+#: ``inductor``'s decorations are those aimed at ``TestInductorOpInfo``.
+IN_TREE_TESTS = {
+    TEST_CLASS: TEST_NAMES,
+    "TestInductorOpInfo": {False: "test_comprehensive", True: "test_comprehensive"},
+}
 
 
 @dataclass(frozen=True)
@@ -250,9 +256,10 @@ class Decorations:
         return f"{self.owner} tolerance override(atol={self.atol or 0:g}, rtol={self.rtol or 0:g})"
 
 
-def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Decorations:
-    """The skips and tolerance overrides an OpInfo declares for ``TestEagerFusionOpInfo``'s test
-    of this mode (or for every test), on this device and dtype, matched as PyTorch's test
+def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype, test: str = TEST_CLASS) -> Decorations:
+    """The skips and tolerance overrides an OpInfo declares for the in-tree ``test``'s test (one
+    of :data:`IN_TREE_TESTS`, ``TestEagerFusionOpInfo`` by default; the backend's) of this mode (or
+    for every test), on this device and dtype, matched as PyTorch's test
     framework matches them (``DecorateInfo.is_active``). Other decorators (``skipCPUIfNoLapack``,
     ``slowTest``, ...) decide at run time inside a test class, and are not honoured.
     A module's (:class:`optests._modules.ModuleEntry`) are those aimed at
@@ -262,7 +269,7 @@ def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype) -> Deco
 
     from . import _modules
 
-    test_class, test_name, owner = TEST_CLASS, TEST_NAMES[dynamic], "OpInfo"
+    test_class, test_name, owner = test, IN_TREE_TESTS[test][dynamic], "OpInfo"
     param_kwargs: dict[str, Any] = {"dtype": dtype}
     if isinstance(op, _modules.ModuleEntry):
         test_class, test_name, owner = _modules.TEST_CLASS, _modules.TEST_NAMES[dynamic], "ModuleInfo"

@@ -11,7 +11,9 @@ it; :func:`keys` orders the checks; :func:`check` makes one check of one key, in
    base's redraw (the randomized rerun's data) alike;
 2. choose ``check_gradients`` (a derived sample with no input requiring grad checks none) and the
    dtype that is judged (the one ``dtypes`` cast to, else the sample's);
-3. the OpInfo's own skips and tolerances for that dtype;
+3. the OpInfo's own skips and tolerances for that dtype, as the in-tree test the backend stands
+   for reads them (``Backend.opinfo_test``), and whether output strides are compared
+   (``Backend.free_strides``);
 4. the check, with the key's mode and backend;
 5. a derived sample whose eager call fails is not applicable; the tolerance the record keeps is the
    OpInfo's override and what the check noted.
@@ -81,6 +83,66 @@ def transforms_for(entry: object, transforms: Sequence[str]) -> Sequence[str]:
     return [t for t in transforms if t not in NOT_FOR_MODULES] if isinstance(entry, ModuleEntry) else transforms
 
 
+#: How many of an op's samples a run checks (``--optests-select``, ``optests check --select``).
+SELECTIONS = ("all", "first:N", "signature")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which of an op's samples (of one dtype) a run checks: ``all``; the ``first:N``; or
+    ``signature``, the first of each distinct signature (every tensor's dtype, shape, strides,
+    layout, device and ``requires_grad``, and every other argument's value). The samples keep the
+    indices they have in the full sweep, so their ids and registry entries mean the same."""
+
+    kind: Literal["all", "first", "signature"] = "all"
+    count: int = 0
+
+    @classmethod
+    def parse(cls, value: str) -> Selection:
+        """``all``, ``first:N`` (N >= 1) or ``signature``; a ``ValueError`` saying what is valid."""
+        text = value.strip()
+        if text in ("all", "signature"):
+            return cls(text)  # type: ignore[arg-type]
+        head, _, count = text.partition(":")
+        if head == "first" and count.isascii() and count.isdigit() and int(count) >= 1:
+            return cls("first", int(count))
+        raise ValueError(f"{value!r}, but expected one of {', '.join(SELECTIONS)} (N a whole number >= 1)")
+
+    def __str__(self) -> str:
+        return f"first:{self.count}" if self.kind == "first" else self.kind
+
+    def indices(self, samples: Sequence[Sample]) -> list[int]:
+        """The indices of the samples checked, in order."""
+        if self.kind == "all":
+            return list(range(len(samples)))
+        if self.kind == "first":
+            return list(range(min(self.count, len(samples))))
+        seen: dict[str, int] = {}
+        for i, sample in enumerate(samples):
+            seen.setdefault(signature(sample), i)
+        return sorted(seen.values())
+
+
+def signature(sample: Sample) -> str:
+    """What :class:`Selection` ``signature`` tells samples apart by: each tensor's metadata (not
+    its values), each other argument's value, and the structure they are in."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    leaves, spec = pytree.tree_flatten((tuple(sample[0]), dict(sample[1])))
+    parts = [str(spec)]
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            try:
+                stride: object = leaf.stride()
+            except (RuntimeError, NotImplementedError):
+                stride = None
+            parts.append(f"T({leaf.dtype}, {tuple(leaf.shape)}, {stride}, {leaf.layout}, {leaf.device}, {leaf.requires_grad})")
+        else:
+            parts.append(f"{type(leaf).__name__}({leaf!r:.200})")
+    return "; ".join(parts)
+
+
 def keys(
     op: str,
     variant: str,
@@ -142,10 +204,12 @@ def check(key: SampleKey, base: Base) -> Checked:
     import torch
 
     from . import _opinfo
+    from ._backends import get_backend
     from ._check import assert_close_equal_nan, run_check
     from ._transforms import judged_dtype, not_applicable
 
     dtype = getattr(torch, key.dtype)
+    backend = get_backend(key.backend)
     judged, context = dtype, key.context
     args, kwargs = base.args, base.kwargs
     check_gradients, redraw, setup = base.check_gradients, base.redraw, base.setup
@@ -162,7 +226,7 @@ def check(key: SampleKey, base: Base) -> Checked:
     assert_equals: Callable[..., Any] = assert_close_equal_nan
     tolerance: tuple[str, ...] = ()
     if base.opinfo is not None:  # the OpInfo's own skips and tolerances, for the dtype judged
-        deco = _opinfo.decorations(base.opinfo, key.mode.dynamic, key.device, judged)
+        deco = _opinfo.decorations(base.opinfo, key.mode.dynamic, key.device, judged, backend.opinfo_test)
         if deco.skip:
             return Checked(CheckResult(Outcome.SKIPPED, message=deco.skip_message), (args, kwargs), check_gradients)
         assert_equals, tolerance = deco.assert_equals(judged), tuple(t for t in (deco.tolerance,) if t)
@@ -182,6 +246,7 @@ def check(key: SampleKey, base: Base) -> Checked:
             context=context,
             repro=setup,
             backend=key.backend,
+            compare_strides=key.op_id not in backend.free_strides,
         )
     if key.transform and result.stage is Stage.EAGER:  # the derived sample is not a valid call
         message = not_applicable(key.transform, result.message, context)

@@ -381,20 +381,35 @@ def render(
     *,
     randomized_sample: tuple[Sequence[Any], Mapping[str, Any]] | None = None,
     setup: str | None = None,
+    beyond: Mapping[str, object] | None = None,
 ) -> str:
     """A script that reruns the check with ``keywords`` (``dynamic`` and each option the script
     writes out, by ``repr``; :meth:`optests._check.CheckOptions.rendered` picks them). ``setup``
     (defining func, args, kwargs, and ``randomized_sample`` when given) overrides the rendering
-    from values, e.g. to rebuild an OpInfo sample by name."""
+    from values, e.g. to rebuild an OpInfo sample by name. ``beyond``: options that are not
+    keywords of ``aot_autograd_check`` (the backend, ...); with any, the script calls
+    ``optests.run_check`` with them, and raises the finding it returns."""
     body = setup if setup is not None else setup_source(func, args, kwargs, randomized_sample)
     opts = [f"{k}={v!r}" for k, v in keywords.items()]
     if randomized_sample is not None:
         opts.append("randomized_sample=randomized_sample")
+    if not beyond:
+        return "\n".join(
+            [
+                "import torch",
+                "from optests import aot_autograd_check",
+                body,
+                f"aot_autograd_check(func, args, kwargs, {', '.join(opts)})",
+            ]
+        )
+    opts += [f"{k}={v!r}" for k, v in beyond.items()]
     return "\n".join(
         [
             "import torch",
-            "from optests import aot_autograd_check",
+            "from optests import run_check",
             body,
-            f"aot_autograd_check(func, args, kwargs, {', '.join(opts)})",
+            f"result = run_check(func, args, kwargs, {', '.join(opts)})",
+            "if result.error is not None:",
+            "    raise result.error",
         ]
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ._errors import InputError
 from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, parse_transforms
+from ._pipeline import Selection
 
 #: The databases of ``torch.testing._internal`` that the sweep walks by default, by our name.
 BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
@@ -63,9 +64,26 @@ def _transforms(option: str, value: str) -> tuple[str, ...]:
 
 
 def _backends(option: str, value: str) -> tuple[str, ...]:
-    from ._backends import BACKENDS
+    """Each name one :func:`optests._backends.get_backend` resolves: ``dynamo:NAME`` and
+    ``MODULE:ATTRIBUTE`` import what they name here (torch), when a run asks for them."""
+    from ._backends import BACKENDS, get_backend
 
-    return parse_choices(option, value, tuple(BACKENDS))
+    items = _csv(value)
+    if not items:
+        raise SettingError(f"{option}: empty; valid: {', '.join(BACKENDS)}, dynamo:NAME or MODULE:ATTRIBUTE")
+    for item in items:
+        try:
+            get_backend(item)
+        except ValueError as e:
+            raise SettingError(f"{option}: {e}") from None
+    return tuple(dict.fromkeys(items))
+
+
+def _select(option: str, value: str) -> Selection:
+    try:
+        return Selection.parse(value)
+    except ValueError as e:
+        raise SettingError(f"{option}={e}") from None
 
 
 def _globs(option: str, value: str) -> tuple[str, ...]:
@@ -140,10 +158,18 @@ OPTIONS = (
     ),
     Option(
         "backends",
-        "backends that compile the check, comma-separated: aot_eager (AOTAutograd, no-op compilers) "
-        "or one registered with optests._backends.register",
+        "backends that compile the check, comma-separated: aot_eager (AOTAutograd, no-op compilers), "
+        "aot_eager_decomp_partition, inductor, dynamo:NAME (torch.compile with a Dynamo backend), "
+        "MODULE:ATTRIBUTE (your torch.compile backend), or one registered with optests._backends.register",
         DEFAULT_BACKEND,
         _backends,
+    ),
+    Option(
+        "select",
+        "which of each op's samples to check: all, first:N (the first N), or signature (the first of each distinct "
+        "signature: tensor metadata and other arguments); samples keep their ids",
+        "all",
+        _select,
     ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
     Option("timeout", "seconds one sample may take before it is recorded as a timeout", f"{DEFAULT_TIMEOUT:g}", parse_seconds),
@@ -160,6 +186,7 @@ class Settings:
     modes: tuple[Mode, ...]
     transforms: tuple[str, ...]
     backends: tuple[str, ...]
+    select: Selection
     devices: tuple[str, ...]
     dbs: tuple[str, ...]
     results: Path | None
@@ -183,4 +210,11 @@ def parse(get: Callable[[str], object], get_ini: Callable[[str], str]) -> Settin
         values[opt.name.replace("-", "_")] = opt.parse(where, raw)
         if opt.name in ("ops", "dbs") and raw != opt.default:
             values["explicit"] = True
-    return Settings(**values)  # type: ignore[arg-type]
+    settings = Settings(**values)  # type: ignore[arg-type]
+    from ._backends import refuse_modes
+
+    try:
+        refuse_modes([m.value for m in settings.modes], settings.backends)
+    except ValueError as e:
+        raise SettingError(f"--optests-modes, --optests-backends: {e}") from None
+    return settings

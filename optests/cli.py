@@ -97,7 +97,7 @@ def _check(args: argparse.Namespace) -> int:
     for target in targets:
         target_checks = _author.check_target(
             target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, backends=backends,
-            timeout=timeout, shrink=True,
+            timeout=timeout, shrink=True, select=args.select,
         )  # fmt: skip
         derived = len({(c.dtype, c.sample, c.key.transform) for c in target_checks if c.key.transform})
         also = f" (and {derived} derived by {', '.join(transforms)})" if transforms else ""
@@ -316,8 +316,16 @@ def _parser() -> argparse.ArgumentParser:
         "--backends",
         default=DEFAULT_BACKEND,
         metavar="LIST",
-        help="backends that compile the check, comma-separated: aot_eager, or one registered with "
-        "optests._backends.register by a module --import names (default: %(default)s)",
+        help="backends that compile the check, comma-separated: aot_eager, aot_eager_decomp_partition, inductor, "
+        "dynamo:NAME (torch.compile with a Dynamo backend), MODULE:ATTRIBUTE (your torch.compile backend), or one "
+        "registered with optests._backends.register by a module --import names (default: %(default)s)",
+    )
+    c.add_argument(
+        "--select",
+        default="all",
+        metavar="RULE",
+        help="which samples of each op to check: all, first:N, or signature (the first of each distinct signature: "
+        "tensor metadata and other arguments); samples keep their numbers (default: %(default)s)",
     )
     c.add_argument("--dtypes", default="float32", help="dtypes for OpInfo samples, comma-separated (default: %(default)s)")
     c.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")

@@ -119,3 +119,31 @@ def test_the_speed_bench_takes_every_kth_op_and_a_baseline_from_a_worktree() -> 
     with speed._worktree("HEAD") as tree:
         assert (tree / "optests" / "__init__.py").is_file() and (tree / "opinfo_sweeps").is_dir()
     assert not tree.exists()  # removed afterwards
+
+
+def _backends_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_backends", ROOT / "bench" / "backends.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_backends_bench_prices_each_backend_against_aot_eager_on_the_same_samples() -> None:
+    def r(sample: int, backend: str, duration: float, stage: Stage | None = None) -> SampleResult:
+        key = SampleKey("sin", "", Mode.STATIC, "float32", "cpu", sample, backend=backend)
+        return SampleResult(key, "op_db", Outcome.FAILED if stage else Outcome.PASSED, stage, "", duration)
+
+    records = [
+        r(0, "aot_eager", 1.0),
+        r(1, "aot_eager", 2.0, Stage.TRACE),
+        r(2, "aot_eager", 1.0),  # not checked under inductor: not in its ratios
+        r(0, "inductor", 4.0, Stage.FORWARD),  # new: aot_eager passes
+        r(1, "inductor", 2.0, Stage.TRACE),
+    ]
+    lines = _backends_bench().report(records)
+    assert lines[0] == "3 samples under aot_eager, check time 4.0 s (the baseline)"
+    (row,) = [line.split() for line in lines[3:]]
+    # samples, median and max of the per-sample ratios (4, 1), check time, its ratio (6 s / 3 s),
+    # passed, failed, new, stages
+    assert row == ["inductor", "2", "2.50", "4.00", "6.0s", "2.00", "0", "2", "1", "forward", "1,", "trace", "1"]

@@ -193,8 +193,13 @@ def test_the_check_s_keywords_are_its_declared_options() -> None:
     from optests._check import CheckOptions
 
     params = list(inspect.signature(optests.aot_autograd_check).parameters.values())[3:]
-    # aot_autograd_check is the in-tree check: the aot_eager backend and the single call pattern
-    declared = [f for f in dataclasses.fields(CheckOptions) if f.name not in ("backend", "pattern")]
+    # aot_autograd_check is the in-tree check: the aot_eager backend, its strides, the single call pattern
+    declared = [f for f in dataclasses.fields(CheckOptions) if f.metadata.get("keyword", True)]
+    assert {f.name for f in dataclasses.fields(CheckOptions)} - {f.name for f in declared} == {
+        "backend",
+        "compare_strides",
+        "pattern",
+    }
     assert [p.name for p in params] == [f.name for f in declared]
     assert [p.default for p in params[1:]] == [f.default for f in declared[1:]]
 

@@ -95,3 +95,19 @@ def test_every_torch_release_of_the_nightly_has_its_requirements_file() -> None:
     for release in releases:
         text = (ROOT / f"requirements-torch-{release}.txt").read_text()
         assert f"torch=={release}" in text or (release == "2.13" and "-r requirements.txt" in text)
+
+
+def test_the_nightly_sweeps_every_backend() -> None:
+    """aot_eager in the sweep job; every other backend (and a Dynamo one) in sweep-backends, each
+    with a tag fit for a file and an artifact name, and a selection."""
+    from optests import _backends
+
+    jobs = yaml.safe_load((ROOT / "ci" / "nightly.yml").read_text())["jobs"]
+    assert "--optests-backends" not in str(jobs["sweep"])  # the default: aot_eager
+    matrix = jobs["sweep-backends"]["strategy"]["matrix"]
+    swept = {_backends.DEFAULT_BACKEND, *matrix["backend"]}
+    assert set(_backends.BACKENDS) <= swept and any(b.startswith(_backends.DYNAMO) for b in swept)
+    extra = {i["backend"]: (i["tag"], i["select"]) for i in matrix["include"]}
+    assert set(extra) == set(matrix["backend"])
+    assert all(re.fullmatch(r"[\w.-]+", tag) and select for tag, select in extra.values())
+    assert set(matrix["mode"]) == {"static", "dynamic"}  # the -nofunc modes do not apply under torch.compile

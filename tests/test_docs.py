@@ -75,3 +75,9 @@ def test_the_contract_gives_the_schema_versions_of_the_code(section: str, module
         module.SCHEMA_VERSION,
     )
     assert all(int(v) == module.SCHEMA_VERSION for v in re.findall(r'"schema_version": (\d+)', text))
+
+
+def test_the_contract_lists_the_backends() -> None:
+    from optests import _backends
+
+    assert _first_column("Backends") == [*_backends.BACKENDS, f"{_backends.DYNAMO}NAME", "MODULE:ATTRIBUTE"]

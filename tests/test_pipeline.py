@@ -62,6 +62,11 @@ from optests import _backends
 
 
 class Eager:
+    nofunc = True
+    same_random = True
+    opinfo_test = "TestEagerFusionOpInfo"
+    free_strides = frozenset()
+
     def compile(self, fn, *, dynamic, disable_functionalization):
         return fn
 
@@ -138,4 +143,4 @@ def test_a_second_backend_gets_its_own_ids_and_registry_scope(pytester: pytest.P
     assert checked["static-float32-cpu-optests_corpus::fake_wrong_dtype-sample0"]["stage"] == "metadata"
     assert checked["static-float32-cpu-optests_corpus::fake_wrong_dtype-sample0@trivial"]["outcome"] == "passed"
     unknown = subprocess.run([*check, "--backends", "nosuch"], cwd=pytester.path, capture_output=True, text=True, check=False)
-    assert unknown.returncode == 2 and "unknown backend 'nosuch'" in unknown.stderr
+    assert unknown.returncode == 2 and "unknown backend 'nosuch'" in unknown.stderr, unknown.stderr

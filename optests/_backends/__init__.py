@@ -1,6 +1,18 @@
-"""Backends: the compile step of the check, one module per backend, looked up by name in
-:data:`BACKENDS`. Torch-free to import (a backend imports its compiler when it compiles), so
-that the sweep's settings can validate ``--optests-backends`` without torch.
+"""Backends: the compile step of the check, one module per backend, looked up by name with
+:func:`get_backend`, the one place a backend's name is resolved:
+
+- ``aot_eager`` (the default): AOTAutograd, no-op compilers (:mod:`.aot_eager`);
+- ``aot_eager_decomp_partition``: the same with inductor's decompositions and partitioner
+  (:mod:`.aot_eager_decomp_partition`);
+- ``inductor``: ``torch.compile`` with inductor (:mod:`.inductor`);
+- ``dynamo:NAME``: ``torch.compile`` with any backend in ``torch._dynamo.list_backends(exclude_tags=())``
+  (:mod:`.dynamo`);
+- ``MODULE:ATTRIBUTE``: a user's ``torch.compile`` backend callable (:mod:`.user`);
+- a name :func:`register` gave.
+
+Torch-free to import (a backend imports its compiler when it compiles; ``dynamo:NAME`` and
+``MODULE:ATTRIBUTE`` import what they name when first resolved), so that the plugin loads without
+torch.
 
 A backend's name is part of a sample's identity (``SampleKey.backend``): ids, results records and
 registry scopes of any backend but :data:`DEFAULT_BACKEND` carry it (``docs/contract.md``, "Sample ids").
@@ -9,19 +21,34 @@ registry scopes of any backend but :data:`DEFAULT_BACKEND` carry it (``docs/cont
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from .._key import BACKEND_NAME, DEFAULT_BACKEND
 from .aot_eager import AotEager
+from .aot_eager_decomp_partition import AotEagerDecompPartition
+from .dynamo import Dynamo
+from .inductor import Inductor
+from .user import resolve
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "NAME", "Backend", "get_backend", "register"]
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "DYNAMO", "NAME", "Backend", "get_backend", "register"]
 
 
 class Backend(Protocol):
     """Compiles the check's wrapper. The check (:func:`optests._check._check_call`) calls
     :meth:`compile` once per check, then calls what it returns on fresh copies of the inputs,
-    under the same RNG seed as eager, and takes gradients through it."""
+    under the same RNG seed as eager, and takes gradients through it. The attributes say where it
+    may differ from eager (``docs/contract.md``, "Backends")."""
+
+    #: It compiles without functionalization when asked; False: the ``-nofunc`` modes are refused.
+    nofunc: bool
+    #: It draws random numbers as eager does; False: the values of a call that draws them (an op
+    #: tagged ``nondeterministic_seeded``) are not compared.
+    same_random: bool
+    #: The in-tree test whose ``DecorateInfo`` decorations apply (``optests._opinfo.decorations``).
+    opinfo_test: str
+    #: Ops (``name`` or ``name.variant``) whose output strides it may choose freely.
+    free_strides: frozenset[str]
 
     def compile(self, fn: Callable[..., Any], *, dynamic: bool, disable_functionalization: bool) -> Callable[..., Any]:
         """``fn`` compiled. ``fn`` takes one argument, the list of the call's tensors, and returns
@@ -31,11 +58,24 @@ class Backend(Protocol):
         ...
 
 
+#: What a backend says of itself (:class:`Backend`'s attributes).
+_ATTRIBUTES = ("nofunc", "same_random", "opinfo_test", "free_strides")
+
 #: Backends by name. :func:`register` adds one.
-BACKENDS: dict[str, Backend] = {DEFAULT_BACKEND: AotEager()}
+BACKENDS: dict[str, Backend] = {
+    DEFAULT_BACKEND: AotEager(),
+    "aot_eager_decomp_partition": AotEagerDecompPartition(),
+    "inductor": Inductor(),
+}
+
+#: The prefix of a name that runs a Dynamo backend by its registered name: ``dynamo:eager``.
+DYNAMO = "dynamo:"
 
 #: What a backend's name may be: it ends a sample id after ``@`` (``...-sample3@inductor``).
 NAME = re.compile(rf"^{BACKEND_NAME}$")
+
+#: ``dynamo:NAME`` and ``MODULE:ATTRIBUTE`` backends, once resolved (in this process).
+_RESOLVED: dict[str, Backend] = {}
 
 
 def register(name: str, backend: Backend) -> None:
@@ -43,12 +83,49 @@ def register(name: str, backend: Backend) -> None:
     sweep's conftest or the module ``--import`` names runs)."""
     if not NAME.match(name):
         raise ValueError(f"backend name {name!r}: expected letters, digits, '_', '.' or ':', not starting with a digit")
+    missing = [a for a in (*_ATTRIBUTES, "compile") if not hasattr(backend, a)]
+    if missing:
+        raise ValueError(
+            f"backend {name!r} has no {', '.join(missing)}, but expected the Backend protocol's {', '.join(_ATTRIBUTES)} and compile"
+        )
     BACKENDS[name] = backend
 
 
 def get_backend(name: str) -> Backend:
-    """The backend registered as ``name``; a ``ValueError`` naming the known ones."""
-    backend = BACKENDS.get(name)
-    if backend is None:
-        raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}")
-    return backend
+    """The backend ``name`` names (see the module's docstring); a one-line ``ValueError`` that
+    says what is wrong and what is valid."""
+    backend = BACKENDS.get(name) or _RESOLVED.get(name)
+    if backend is not None:
+        return backend
+    valid = f"valid: {', '.join(BACKENDS)}, {DYNAMO}NAME or MODULE:ATTRIBUTE"
+    if not NAME.match(name) or ":" not in name:
+        raise ValueError(f"unknown backend {name!r}; {valid}")
+    if name.startswith(DYNAMO):
+        import torch._dynamo
+
+        dynamo_name = name.removeprefix(DYNAMO)
+        known = torch._dynamo.list_backends(exclude_tags=())
+        if dynamo_name not in known:
+            raise ValueError(f"backend {name!r}: {dynamo_name!r} is not a Dynamo backend; known: {', '.join(known)}")
+        # dynamo:inductor is inductor, with its rules (its decorations, its strides)
+        resolved: Backend = Inductor() if dynamo_name == "inductor" else Dynamo(dynamo_name)
+    else:
+        resolved = resolve(name)
+    _RESOLVED[name] = resolved
+    return resolved
+
+
+def refuse_modes(modes: Sequence[str], backends: Sequence[str]) -> None:
+    """A ``ValueError`` if a ``-nofunc`` mode is asked of a backend that cannot compile without
+    functionalization (those that compile through ``torch.compile``): refused before any check,
+    rather than a finding or a skip on every sample."""
+    nofunc = [m for m in modes if m.endswith("-nofunc")]
+    if not nofunc:
+        return
+    for name in backends:
+        if not get_backend(name).nofunc:
+            able = ", ".join(n for n, b in BACKENDS.items() if b.nofunc)
+            raise ValueError(
+                f"mode {nofunc[0]!r} with backend {name!r}: it cannot compile without functionalization "
+                f"(torch.compile has no such switch); the -nofunc modes need {able}"
+            )

@@ -12,6 +12,15 @@ from typing import Any
 class AotEager:
     """AOTAutograd with no-op compilers."""
 
+    #: It compiles without functionalization when asked: the ``-nofunc`` modes apply.
+    nofunc = True
+    #: It runs eager's own kernels in eager's order: random draws agree with eager's.
+    same_random = True
+    #: The in-tree test whose ``DecorateInfo`` decorations apply (``optests._opinfo.decorations``).
+    opinfo_test = "TestEagerFusionOpInfo"
+    #: Ops (``name`` or ``name.variant``) whose output strides it may choose freely: none.
+    free_strides: frozenset[str] = frozenset()
+
     def compile(self, fn: Callable[..., Any], *, dynamic: bool, disable_functionalization: bool) -> Callable[..., Any]:
         from functorch.compile import compiled_function, default_partition, min_cut_rematerialization_partition, nop
 

@@ -1,0 +1,50 @@
+"""torch.compile backends for the tests, given to optests as ``tests.user_backends:NAME``
+(``MODULE:ATTRIBUTE``, importable from the repository's root)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+
+def faithful(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Runs Dynamo's graph as it is."""
+    return gm.forward
+
+
+def sin_as_cos(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Miscompiles on purpose: every sin in the graph becomes a cos."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target in (torch.sin, torch.ops.aten.sin.default):
+            node.target = torch.cos
+        elif node.op == "call_method" and node.target == "sin":
+            node.target = "cos"
+    gm.recompile()
+    return gm.forward
+
+
+#: Not a backend: not callable.
+not_callable = 3
+
+
+def reseeded(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Faithful, but draws random numbers from another seed than eager's: as inductor does."""
+
+    def run(*args: Any) -> Any:
+        torch.manual_seed(7)
+        return gm.forward(*args)
+
+    return run
+
+
+def upcast(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Computes float16 in float32, rounding once at the end: as inductor does."""
+
+    def run(*args: Any) -> Any:
+        wide = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.float16 else a for a in args]
+        out = gm.forward(*wide)
+        return [o.half() if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o for o in out]
+
+    return run
