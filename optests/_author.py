@@ -277,7 +277,7 @@ def plan(
         raise AuthorError(f"{target.name} has no OpInfo: give its samples (--samples MODULE:FUNC, or samples=...)")
     planned: list[_Planned] = []
     for dtype_name, bases in by_dtype.items():
-        derived = {i: suffixes((b.args, b.kwargs), chosen) for i, b in bases.items()}
+        derived = {i: suffixes(b, chosen) for i, b in bases.items()}
         for key in keys(target.op, target.variant, dtype_name, device, modes, compilers, derived):
             assert key.sample is not None
             planned.append(_Planned(key, bases[key.sample]))
@@ -331,7 +331,7 @@ def _inputs(p: _Planned) -> Sample:
     transform is deterministic)."""
     args, kwargs = p.base.args, p.base.kwargs
     if p.key.transform:
-        d = derive(p.key, (args, kwargs))
+        d = derive(p.key, p.base)
         if d is not None:
             args, kwargs = d.args, d.kwargs
     return list(args), dict(kwargs)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ._errors import InputError
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEFAULT_BACKEND, Mode, SampleKey
-from ._pipeline import keys, suffixes
+from ._pipeline import Base, keys, suffixes
 from ._results import SampleResult
 from ._settings import Settings
 
@@ -130,7 +130,11 @@ def _derived(ref: OpRef, device: str, dtype: Any, transforms: Sequence[str]) -> 
     """For each of the op's samples, the suffixes of the samples ``transforms`` derive."""
     from . import _opinfo
 
-    return [suffixes((s.args, s.kwargs), transforms) for s in _opinfo.cached_samples(ref, device, dtype)]
+    op = _opinfo.opinfo(ref)
+    return [
+        suffixes(Base(s.func, s.args, s.kwargs, s.check_gradients, opinfo=op), transforms)
+        for s in _opinfo.cached_samples(ref, device, dtype)
+    ]
 
 
 def split_of(refs: list[OpRef]) -> dict[str, tuple[str, str]]:

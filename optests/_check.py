@@ -42,11 +42,14 @@ from ._findings import (
     RandomizedMismatch,
     TraceFailure,
 )
-from ._patterns import DEFAULT_PATTERN, CallPattern, get_pattern
+from ._patterns import DEFAULT_PATTERN, Called, CallPattern, Unsupported, get_pattern
 
 __all__ = ["CheckOptions", "aot_autograd_check", "assert_close_equal_nan", "assert_raises_regex", "mode_name", "run_check"]
 
 _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
+#: The detail of a finding whose compiled call raised what PyTorch documents as not supported for
+#: every op (:class:`optests._patterns.Unsupported`): a derived sample is then not applicable.
+_UNSUPPORTED = "PyTorch documents this as not supported (for every op), not a bug of this op."
 _SEED = 42
 _RANDOM_DATA_SEED = 1234
 _MAX_ERROR_CHARS = 300
@@ -137,6 +140,15 @@ def _meta(t: torch.Tensor, inputs: Sequence[torch.Tensor]) -> _Meta:
 
 
 def _is_alias_of(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether ``a`` and ``b`` share a storage; a wrapper subclass (``TwoTensor``) through its
+    inner tensors."""
+    for x, y in ((a, b), (b, a)):
+        if hasattr(x, "__tensor_flatten__") and type(x) is not torch.Tensor:
+            try:
+                names = x.__tensor_flatten__()[0]
+            except Exception:
+                return False
+            return any(_is_alias_of(getattr(x, name), y) for name in names)
     try:
         return bool(torch._C._is_alias_of(a, b))  # type: ignore[attr-defined]
     except (RuntimeError, NotImplementedError):
@@ -365,7 +377,7 @@ def _seeded(tensors: Sequence[torch.Tensor], seed: int = _SEED) -> Iterator[None
         yield
 
 
-def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Tensor], seed: int = _SEED) -> Any:
+def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Tensor], seed: int = _SEED) -> Called:
     """``fn`` (eager, compiled or the float64 reference's eager) called as ``pattern`` calls it,
     under the RNG seed: the same for each, so ops that draw random numbers agree."""
     with _seeded(inputs, seed):
@@ -375,10 +387,15 @@ def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Ten
 @dataclass
 class _Run:
     inputs: list[torch.Tensor]
-    out: Any = None
+    called: Called | None = None
     grads: tuple[torch.Tensor | None, ...] | None = None
     error: BaseException | None = None  # forward (or trace) error
     backward_error: BaseException | None = None
+
+    @property
+    def out(self) -> Any:
+        """The function's outputs, as it returned them."""
+        return self.called.out if self.called is not None else None
 
 
 #: A field of :class:`CheckOptions` that a finding's few-line repro does not write out.
@@ -480,13 +497,13 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
 
     eager = _Run(inputs=_copies(originals) if fresh else originals)
     try:
-        eager.out = _called(pattern, call.eager, eager.inputs)
+        eager.called = _called(pattern, call.eager, eager.inputs)
     except Exception as e:
         raise make(EagerFailure, "eager call", f"raised {_error_line(e)}", "no error") from e
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
     if gradients:
         try:
-            eager.grads = pattern.gradients(eager.out, eager.inputs)
+            eager.grads = pattern.gradients(eager.called, eager.inputs)
         except Exception as e:
             raise make(EagerFailure, "eager backward", f"raised {_error_line(e)}", "no error") from e
         if all(g is None for g in eager.grads) and any(t.grad_fn is not None for t in originals):
@@ -501,12 +518,12 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
 
     comp = _Run(inputs=_copies(originals) if fresh else originals)
     try:
-        comp.out = _called(pattern, compiled, comp.inputs)
+        comp.called = _called(pattern, compiled, comp.inputs)
     except Exception as e:
         comp.error = e
-    if comp.error is None and gradients:
+    if comp.called is not None and gradients:
         try:
-            comp.grads = pattern.gradients(comp.out, comp.inputs)
+            comp.grads = pattern.gradients(comp.called, comp.inputs)
         except Exception as e:
             comp.backward_error = e
 
@@ -550,15 +567,35 @@ def _mutations(c: _Compared) -> None:
     _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts)
 
 
+def _refusals(c: _Compared) -> None:
+    """What the pattern did with the outputs after the call: each step must raise in the compiled
+    call exactly where it raises in eager (an in-place on a view that autograd forbids)."""
+    assert c.eager.called is not None and c.comp.called is not None
+    make = _finding_factory(c.opts)
+    for e, c_ in zip(c.eager.called.refused, c.comp.called.refused):
+        if e.error != c_.error:
+            raise make(
+                BackwardMismatch if e.backward else ForwardMismatch,
+                e.step,
+                f"raised {c_.error}" if c_.error else "no error",
+                f"raised {e.error} (as eager)" if e.error else "no error (as eager does)",
+                detail="Eager and the compiled call differ in which of them raises.",
+            )
+
+
 def _outputs(c: _Compared) -> None:
     truth = c.truth.out if c.truth is not None else None
-    _compare(ForwardMismatch, "out", c.eager.out, c.comp.out, c.opts, truth=truth)
+    assert c.eager.called is not None and c.comp.called is not None
+    _compare(ForwardMismatch, "out", c.eager.called.compared, c.comp.called.compared, c.opts, truth=truth)
 
 
 def _gradients(c: _Compared) -> None:
     if not c.gradients:
         return
     names = [n for n, t in zip(c.call.names, c.comp.inputs) if t.requires_grad]
+    rounds = c.comp.called.rounds if c.comp.called is not None else ()
+    if rounds:  # several rounds of gradients (one per output, first and second order)
+        names = [f"{n} ({r})" for r in rounds for n in names]
     truth = c.truth.grads if c.truth is not None else None
     _compare(BackwardMismatch, "grad", c.eager.grads, c.comp.grads, c.opts, names=names, truth=truth)
 
@@ -577,6 +614,7 @@ COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compare
     ("errors", lambda o: True, _errors),
     ("compiled metadata", lambda o: _compares(o) and o.check_metadata, _compiled_metadata),
     ("mutations", lambda o: _compares(o) and o.check_mutations, _mutations),
+    ("refusals", _compares, _refusals),
     ("outputs", _compares, _outputs),
     ("gradients", _compares, _gradients),
 )
@@ -596,7 +634,7 @@ class _Float64Reference:
     def __init__(self, call: _TensorCall, originals: list[torch.Tensor], gradients: bool, pattern: CallPattern) -> None:
         self._call, self._originals, self._gradients, self._pattern = call, originals, gradients, pattern
         self._made = False
-        self._value: tuple[Any, tuple[torch.Tensor | None, ...] | None] | None = None
+        self._value: tuple[Any, tuple[torch.Tensor | None, ...] | None] | None = None  # (compared, grads)
 
     def _get(self) -> tuple[Any, tuple[torch.Tensor | None, ...] | None] | None:
         if not self._made:
@@ -615,11 +653,11 @@ class _Float64Reference:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                out = _called(self._pattern, self._call.eager, inputs, seed)
-                grads = self._pattern.gradients(out, inputs) if self._gradients else None
+                called = _called(self._pattern, self._call.eager, inputs, seed)
+                grads = self._pattern.gradients(called, inputs) if self._gradients else None
         except Exception:
             return None
-        return out, grads
+        return called.compared, grads
 
     def out(self) -> Any:
         value = self._get()
@@ -750,6 +788,8 @@ def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Checkin
         raise make(TraceFailure, "compiled call", f"raised {_error_line(e)}", "no error (eager succeeded)") from e
     if comp.backward_error is not None:
         e = comp.backward_error
+        if isinstance(e, Unsupported):
+            raise make(BackwardMismatch, "compiled backward", f"raised {_error_line(e)}", "no error", detail=_UNSUPPORTED) from e
         raise make(
             BackwardMismatch, "compiled backward", f"raised {_error_line(e)}", "no error (eager backward succeeded)"
         ) from e

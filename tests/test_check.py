@@ -13,6 +13,7 @@ import torch.utils._pytree as pytree
 from corpus import BUGS, CORRECT
 
 import optests
+from optests._patterns import Called
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -65,7 +66,14 @@ def test_the_in_tree_check_misses_what_our_additions_catch(bug: str) -> None:
         in_tree(func, args, kw, False, **kwargs)
         args, kw = make()
         optests.aot_autograd_check(
-            func, args, kw, False, check_metadata=False, check_mutations=False, randomize_without_gradients=False, **kwargs
+            func,
+            args,
+            kw,
+            False,
+            check_metadata=False,
+            check_mutations=False,
+            randomize_without_gradients=False,
+            **kwargs,
         )
     if bug == "undeclared_alias":  # the in-tree check passes; torch only warns
         assert any("may not alias any inputs" in str(w.message) for w in caught)
@@ -225,13 +233,14 @@ class _Ones:
         self.called: list[object] = []
         self.gradients_taken = 0
 
-    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Any:
+    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
         self.called.append(fn)
-        return fn(inputs)
+        out = fn(inputs)
+        return Called(out, out)
 
-    def gradients(self, out: Any, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+    def gradients(self, called: Called, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
         self.gradients_taken += 1
-        outs = [o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+        outs = [o for o in pytree.tree_leaves(called.out) if isinstance(o, torch.Tensor) and o.requires_grad]
         diff = [t for t in inputs if t.requires_grad]
         return tuple(torch.autograd.grad(outs, diff, [torch.ones_like(o) for o in outs], allow_unused=True))
 
@@ -240,10 +249,10 @@ class _TwiceForCompiled(_Ones):
     """A call pattern that uses the compiled call's outputs otherwise than eager's: tangents of
     ones for the first gradient taken (eager's), twos after (the compiled call's)."""
 
-    def gradients(self, out: Any, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+    def gradients(self, called: Called, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
         self.gradients_taken += 1
         scale = 1.0 if self.gradients_taken == 1 else 2.0
-        outs = [o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+        outs = [o for o in pytree.tree_leaves(called.out) if isinstance(o, torch.Tensor) and o.requires_grad]
         diff = [t for t in inputs if t.requires_grad]
         return tuple(torch.autograd.grad(outs, diff, [torch.full_like(o, scale) for o in outs], allow_unused=True))
 
