@@ -5,6 +5,8 @@ checks it lacks, each switchable off:
 
 - ``check_metadata``: dtype, shape, significant strides, ``requires_grad`` and aliasing of every
   output, eager vs compiled and trace-predicted (fake/meta kernels) vs real;
+- ``check_autograd_metadata``: each output's ``is_leaf``, whether its ``grad_fn`` is None, and
+  which other outputs it shares a storage with, eager vs compiled;
 - ``check_mutations``: eager and compiled run on their own fresh copies of the inputs; inputs
   must be mutated identically, and a mutation eager makes must be visible in the trace;
 - ``randomize_without_gradients``: the randomized rerun also runs for forward-only checks;
@@ -425,6 +427,9 @@ class CheckOptions:
     disable_functionalization: bool = False
     #: Compare output metadata, eager vs compiled and traced vs real.
     check_metadata: bool = True
+    #: Compare each output's ``is_leaf``, whether its ``grad_fn`` is None, and which other
+    #: outputs it shares a storage with (is a view of), eager vs compiled.
+    check_autograd_metadata: bool = True
     #: Run each call on its own copies of the inputs and compare their mutations.
     check_mutations: bool = True
     #: The randomized rerun also runs for forward-only checks.
@@ -563,6 +568,39 @@ def _compiled_metadata(c: _Compared) -> None:
     _check_compiled_metadata(c.call, c.eager, c.comp, c.opts)
 
 
+def _autograd_metadata(c: _Compared) -> None:
+    """Each output's ``is_leaf``, whether it has a ``grad_fn``, and the other outputs it shares a
+    storage with, eager vs compiled: what a user's code that inspects outputs sees."""
+    make = _finding_factory(c.opts)
+    e_leaves = [(n, t) for n, t in _output_leaves(c.eager.out) if isinstance(t, torch.Tensor)]
+    c_leaves = [(n, t) for n, t in _output_leaves(c.comp.out) if isinstance(t, torch.Tensor)]
+    if [n for n, _ in e_leaves] != [n for n, _ in c_leaves]:
+        return  # the compiled metadata's comparison names that difference
+    detail = "Eager and the compiled call disagree."
+    for i, ((name, e), (_, comp)) in enumerate(zip(e_leaves, c_leaves)):
+        if e.is_leaf != comp.is_leaf:
+            raise make(MetadataMismatch, f"compiled {name}.is_leaf", comp.is_leaf, e.is_leaf, detail=detail)
+        if (e.grad_fn is None) != (comp.grad_fn is None):
+            raise make(MetadataMismatch, f"compiled {name}.grad_fn", _grad_fn(comp), _grad_fn(e), detail=detail)
+        shares = [
+            [other for j, (other, t) in enumerate(leaves) if j != i and _is_alias_of(leaves[i][1], t)]
+            for leaves in (e_leaves, c_leaves)
+        ]
+        if shares[0] != shares[1]:
+            what = f"compiled {name} shares a storage with"
+            raise make(
+                MetadataMismatch, what, _listed(shares[1]), _listed(shares[0]), detail=detail + " (views among the outputs)"
+            )
+
+
+def _grad_fn(t: torch.Tensor) -> str:
+    return "None" if t.grad_fn is None else f"a grad_fn ({type(t.grad_fn).__name__})"
+
+
+def _listed(names: list[str]) -> str:
+    return "[" + ", ".join(names) + "]"
+
+
 def _mutations(c: _Compared) -> None:
     _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts)
 
@@ -613,6 +651,7 @@ COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compare
     ("trace metadata", lambda o: _compares(o) and o.check_metadata, _trace_metadata),
     ("errors", lambda o: True, _errors),
     ("compiled metadata", lambda o: _compares(o) and o.check_metadata, _compiled_metadata),
+    ("autograd metadata", lambda o: _compares(o) and o.check_autograd_metadata, _autograd_metadata),
     ("mutations", lambda o: _compares(o) and o.check_mutations, _mutations),
     ("refusals", _compares, _refusals),
     ("outputs", _compares, _outputs),
@@ -1050,6 +1089,7 @@ def aot_autograd_check(
     disable_functionalization: bool = False,
     *,
     check_metadata: bool = True,
+    check_autograd_metadata: bool = True,
     check_mutations: bool = True,
     randomize_without_gradients: bool = True,
     float64_reference: bool = True,
@@ -1062,7 +1102,7 @@ def aot_autograd_check(
     Drop-in for ``torch.testing._internal.optests.aot_autograd_check`` (same positional
     arguments and semantics). Returns ``None``; raises a :class:`optests.Finding` subclass whose
     ``stage`` says what went wrong. The keyword-only switches turn our additional checks off:
-    with all four ``False`` the behaviour is the in-tree check's.
+    with all five ``False`` the behaviour is the in-tree check's.
 
     ``float64_reference``: a compiled output or gradient that differs from eager beyond
     tolerance is not a finding when it is no further from the same call in float64 than
