@@ -142,10 +142,12 @@ def _meta(t: torch.Tensor, inputs: Sequence[torch.Tensor]) -> _Meta:
 
 
 def _is_alias_of(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether ``a`` and ``b`` share a storage; a wrapper subclass (``TwoTensor``) through its
-    inner tensors."""
+    """Whether ``a`` and ``b`` share a storage; a traceable wrapper subclass (``TwoTensor``, as
+    the ``subclass`` pattern passes) through its inner tensors."""
+    from torch.utils._python_dispatch import is_traceable_wrapper_subclass
+
     for x, y in ((a, b), (b, a)):
-        if hasattr(x, "__tensor_flatten__") and type(x) is not torch.Tensor:
+        if is_traceable_wrapper_subclass(x) and not x.is_nested:  # a nested tensor as before: it has a storage of its own
             try:
                 names = x.__tensor_flatten__()[0]
             except Exception:
@@ -868,6 +870,8 @@ def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eage
                 raise make(MetadataMismatch, f"traced {name} is tensor", traced is not None, actual is not None, detail=note)
             continue
         _compare_meta(make, f"traced {name}", traced, actual, call, note, check_requires_grad=False)
+    if eager.called is not None and eager.called.touched:
+        return  # the pattern changed outputs after the call, and inputs they view: not the trace's doing
     for i, (name, traced_mut, orig, after) in enumerate(zip(call.names, trace.mutated, originals, eager.inputs)):
         through_another = any(trace.mutated[j] for j in overlapping[i] if j != i)  # a write to memory it shares
         if traced_mut is False and not through_another and after is not orig and not _identical(after, orig):

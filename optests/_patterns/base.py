@@ -28,6 +28,9 @@ class Called:
     #: first and second order), what each round is; each round has one entry per input that
     #: requires grad. Empty: one round.
     rounds: tuple[str, ...] = ()
+    #: The pattern changed the outputs after the call (``outputs``), and with them the inputs they
+    #: view: an input's change is then not all the traced program's doing.
+    touched: bool = False
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ class Outputs(Single):
 
     def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
         called = super().call(fn, inputs)
+        called.touched = True
         for path, leaf in pytree.tree_flatten_with_path(called.out)[0]:
             if isinstance(leaf, torch.Tensor):
                 attempt(called, f"out{pytree.keystr(path)}.mul_(2)", functools.partial(torch.Tensor.mul_, leaf, 2))
