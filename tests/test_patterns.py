@@ -148,6 +148,13 @@ def test_optests_check_applies_every_pattern_by_default(tmp_path: Path) -> None:
     assert plain.returncode == 0, plain.stdout + plain.stderr
     only = check("optests_pcorpus::times3", "times3", "--transforms", "tangents")
     assert only.returncode == 1 and "tangents-1" in only.stdout
+    # the repro script makes the pattern the check ran with, and shows the finding without optests
+    script = tmp_path / "optests-repro" / "optests_pcorpus__times3-static-float32-sample0-tangents-1.py"
+    text = script.read_text()
+    assert "PATTERNS['tangents-1'] = Tangents(1)" in text and "import optests" not in text
+    rerun = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert rerun.returncode == 1 and "REPRODUCED" in rerun.stdout, rerun.stdout + rerun.stderr
+    assert "grad of args[0]=max abs diff" in rerun.stdout
 
 
 def test_the_sweep_flags_each_bug_by_its_pattern_and_no_correct_op(

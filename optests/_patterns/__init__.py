@@ -18,7 +18,7 @@ import re
 from .base import Called, CallPattern, Unsupported
 from .single import Single
 
-__all__ = ["DEFAULT_PATTERN", "PATTERNS", "CallPattern", "Called", "Unsupported", "get_pattern", "register"]
+__all__ = ["DEFAULT_PATTERN", "PATTERNS", "CallPattern", "Called", "Unsupported", "get_pattern", "recipe", "register"]
 
 
 #: The pattern of a check that names none.
@@ -36,6 +36,16 @@ def register(name: str, pattern: CallPattern) -> None:
     if not PATTERN_NAME.match(name):
         raise ValueError(f"call pattern name {name!r}: expected lower-case letters and digits, words joined by '-'")
     PATTERNS[name] = pattern
+
+
+def recipe(name: str) -> tuple[str, str, int] | None:
+    """How a repro script makes the pattern ``name`` names, where a derived sample's suffix names
+    it: ``(module, class, index)``, the class called with the index; None for any other name."""
+    if name == DEFAULT_PATTERN or name in PATTERNS:
+        return None
+    cls = type(get_pattern(name))
+    index = name.rpartition("-")[2]
+    return cls.__module__, cls.__name__, int(index) if index.isascii() and index.isdigit() else 0
 
 
 def get_pattern(name: str) -> CallPattern:
@@ -57,5 +67,7 @@ def get_pattern(name: str) -> CallPattern:
         row = transform_of(family)
         if row.pattern is not None:
             return row.pattern(int(index) if family != name else 0)
-    known = [DEFAULT_PATTERN, *PATTERNS, *(f"{n}-N" for n in DERIVATIONS if n)]
+    from .._transforms import transform_of
+
+    known = [DEFAULT_PATTERN, *PATTERNS, *(f"{n}-N" for n in DERIVATIONS if transform_of(n).pattern is not None)]
     raise ValueError(f"unknown call pattern {name!r}; known: {', '.join(known)}")

@@ -29,7 +29,7 @@ from .derived import differentiable, same
 from .single import Single, loss, tensors
 
 #: The derived samples, by index.
-KINDS = (
+BACKWARDS = (
     "the gradient of each output alone",
     "backward through each output in turn, without retain_graph",
     "backward twice with retain_graph=True",
@@ -45,7 +45,7 @@ SECOND_BACKWARD = "Trying to backward through the graph a second time"
 
 
 class Backward(Single):
-    """One call; gradients taken in one of :data:`KINDS`."""
+    """One call; gradients taken in one of :data:`BACKWARDS`."""
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -107,7 +107,7 @@ class Backward(Single):
 def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     if not differentiable(sample):
         return {}
-    return {i: same(sample, kind) for i, kind in enumerate(KINDS)}
+    return {i: same(sample, kind) for i, kind in enumerate(BACKWARDS)}
 
 
 BACKWARD = Transform(_derive, pattern=Backward)

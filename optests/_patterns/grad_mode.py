@@ -17,7 +17,7 @@ from .derived import same
 from .single import Single
 
 #: The modes, by index.
-MODES: tuple[tuple[str, Callable[[], contextlib.AbstractContextManager[Any]]], ...] = (
+GRAD_MODES: tuple[tuple[str, Callable[[], contextlib.AbstractContextManager[Any]]], ...] = (
     ("torch.no_grad()", torch.no_grad),
     ("torch.inference_mode()", torch.inference_mode),
 )
@@ -27,7 +27,7 @@ class GradMode(Single):
     """One call under a grad mode."""
 
     def __init__(self, index: int) -> None:
-        self.mode = MODES[index][1]
+        self.mode = GRAD_MODES[index][1]
 
     def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
         with self.mode():
@@ -37,7 +37,7 @@ class GradMode(Single):
 def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     if not any(sample.tensor(pos).requires_grad for pos in sample.inputs):
         return {}  # without an input that requires grad, the mode changes nothing
-    return {i: same(sample, f"called under {name}", gradients=False) for i, (name, _) in enumerate(MODES)}
+    return {i: same(sample, f"called under {name}", gradients=False) for i, (name, _) in enumerate(GRAD_MODES)}
 
 
 GRAD_MODE = Transform(_derive, pattern=GradMode)

@@ -18,7 +18,7 @@ from .base import Called, attempt
 from .single import Single
 
 #: The ``out=`` tensors, by index.
-KINDS = ("of the right size", "empty (to be resized)", "not dense", "an input (overlapping it)")
+OUT_KINDS = ("of the right size", "empty (to be resized)", "not dense", "an input (overlapping it)")
 
 
 def takes_out(origin: Any, sample: _Sample) -> bool:
@@ -63,7 +63,7 @@ def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
         return made[0] if len(made) == 1 else tuple(made)
 
     found: dict[int, _Made] = {}
-    for index, kind in enumerate(KINDS[:3]):
+    for index, kind in enumerate(OUT_KINDS[:3]):
         made = []
         for o in outs:
             if index == 0:
@@ -103,7 +103,7 @@ class Out(Single):
 
 def _indices(sample: _Sample) -> list[int]:
     """What it derives, named before it is made (without calling the op): every kind."""
-    return list(range(len(KINDS))) if takes_out(sample.origin, sample) else []
+    return list(range(len(OUT_KINDS))) if takes_out(sample.origin, sample) else []
 
 
 OUT = Transform(_derive, pattern=Out, indices=_indices)

@@ -16,12 +16,12 @@ from .single import Single, tensors
 #: The samples ``tangents`` derives, by index: what each tangent is.
 LAYOUTS = ("random values", "random values in another layout", "random values expanded along dim 0")
 
-_SEED = 4321
+_TANGENT_SEED = 4321
 
 
 def _tangent(out: torch.Tensor, position: int, layout: int) -> torch.Tensor:
     """A seeded random tangent for ``out`` (its shape, dtype, device) in layout ``layout``."""
-    generator = torch.Generator().manual_seed(_SEED + position)
+    generator = torch.Generator().manual_seed(_TANGENT_SEED + position)
     dtype = out.dtype if (out.is_floating_point() or out.is_complex()) else torch.float32
     shape = tuple(out.shape)
     if layout == 2 and len(shape) >= 1 and shape[0] > 1:
