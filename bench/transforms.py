@@ -1,12 +1,15 @@
-"""What each input transform costs and finds, against the base samples of the same run.
+"""What each input transform and call pattern costs and finds, against the base samples of the same run.
 
     python bench/transforms.py                      # the subset of bench/speed.py (38 ops), static and
-                                                    # dynamic, every transform, -n 2 (about 25 minutes here)
+                                                    # dynamic, every transform and pattern, -n 2
+    python bench/transforms.py --transforms tangents,backward
+                                                    # the same, deriving only with these (the base is always run)
     python bench/transforms.py --results F... --wall SECONDS
                                                     # a report on runs already made, e.g. the groups of
                                                     # the full transform sweep (--wall: their summed wall time)
 
-For each transform, over the samples it derives in the run: how many (and per base sample), how
+For each transform and each call pattern (they share the axis: a pattern derives samples too),
+over the samples it derives in the run: how many (and per base sample), how
 many are not applicable (eager fails on them), their check time (the sum of their recorded
 durations) against the base samples' check time, how many pass, fail (by stage), and how many are
 new findings (the derived sample fails where its base sample, in the same mode, passes). Then the
@@ -34,15 +37,16 @@ sys.path.insert(0, str(ROOT / "bench"))
 from speed import SUBSET  # noqa: E402
 
 from optests._findings import Outcome  # noqa: E402
-from optests._key import transform_name  # noqa: E402
+from optests._key import CALL_PATTERNS, transform_name  # noqa: E402
 from optests._results import SampleResult, merge_files  # noqa: E402
 
 
-def run_subset(out: Path, workers: int) -> float:
-    """The subset swept with every transform into ``out``; its wall time."""
+def run_subset(out: Path, workers: int, transforms: str = "all") -> float:
+    """The subset swept with ``transforms`` (and patterns) into ``out``; its wall time."""
     command = [
         *(sys.executable, "-m", "pytest", "opinfo_sweeps", "-q", "-p", "no:cacheprovider", "-n", str(workers)),
-        *(f"--optests-ops={SUBSET}", "--optests-modes=static,dynamic", "--optests-transforms=all", f"--optests-results={out}"),
+        *(f"--optests-ops={SUBSET}", "--optests-modes=static,dynamic", f"--optests-transforms={transforms}"),
+        f"--optests-results={out}",
     ]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -78,7 +82,13 @@ def report(records: list[SampleResult], wall: float, workers: int) -> list[str]:
         f"{'transform':<14}{'samples':>9}{'/base':>7}{'n/a':>8}{'check':>9}{'x base':>8}{'sweep':>8}{'x base':>8}"
         f"{'passed':>9}{'failed':>8}{'new':>6}  failed by stage",
     ]
-    for name in sorted(groups):
+    patterns = [name for name in sorted(groups) if name in CALL_PATTERNS]
+    order = [name for name in sorted(groups) if name not in CALL_PATTERNS]
+    order += ["-- call patterns:"] * bool(patterns) + patterns  # after the input transforms, under a header
+    for name in order:
+        if name not in groups:
+            lines.append(name)
+            continue
         rs = groups[name]
         failed = [r for r in rs if r.outcome is Outcome.FAILED]
         stages = Counter(str(r.stage) for r in failed)
@@ -101,6 +111,9 @@ def main() -> int:
     )
     ap.add_argument("--wall", type=float, help="with --results: the run's wall time in seconds (summed over its groups)")
     ap.add_argument("--workers", type=int, default=2, help="xdist workers of the run (default 2)")
+    ap.add_argument(
+        "--transforms", default="all", help="what the run derives with, as --optests-transforms takes it (default all)"
+    )
     args = ap.parse_args()
     if args.results:
         if args.wall is None:
@@ -110,7 +123,7 @@ def main() -> int:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "results.json"
-            wall = run_subset(out, args.workers)
+            wall = run_subset(out, args.workers, args.transforms)
             _, records, _ = merge_files([out])
     try:
         print("\n".join(report(records, wall, args.workers)))

@@ -317,7 +317,7 @@ def plan(
     for dtype_name, bases in by_dtype.items():
         order = sorted(bases)
         picked = [order[j] for j in selection.indices([(bases[i].args, bases[i].kwargs) for i in order])]
-        derived = {i: suffixes((bases[i].args, bases[i].kwargs), chosen) for i in picked}
+        derived = {i: suffixes(bases[i], chosen) for i in picked}
         for key in keys(target.op, target.variant, dtype_name, device, modes, compilers, derived):
             assert key.sample is not None
             planned.append(_Planned(key, bases[key.sample]))
@@ -371,7 +371,7 @@ def _inputs(p: _Planned) -> Sample:
     transform is deterministic)."""
     args, kwargs = p.base.args, p.base.kwargs
     if p.key.transform:
-        d = derive(p.key, (args, kwargs))
+        d = derive(p.key, p.base)
         if d is not None:
             args, kwargs = d.args, d.kwargs
     return list(args), dict(kwargs)

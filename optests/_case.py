@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ._errors import InputError
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEFAULT_BACKEND, Mode, SampleKey
-from ._pipeline import Selection, keys, suffixes, transforms_for
+from ._pipeline import Base, Selection, keys, suffixes, transforms_for
 from ._results import SampleResult
 from ._settings import Settings
 
@@ -131,10 +131,14 @@ def _derived(ref: OpRef, device: str, dtype: Any, transforms: Sequence[str], sel
     of the samples ``transforms`` derive."""
     from . import _opinfo
 
-    chosen = transforms_for(_opinfo.opinfo(ref), transforms)
+    op = _opinfo.opinfo(ref)
+    chosen = transforms_for(op, transforms)
     samples = _opinfo.cached_samples(ref, device, dtype)
     picked = select.indices([(s.args, s.kwargs) for s in samples])
-    return {i: suffixes((samples[i].args, samples[i].kwargs), chosen) for i in picked}
+    return {
+        i: suffixes(Base(samples[i].func, samples[i].args, samples[i].kwargs, samples[i].check_gradients, opinfo=op), chosen)
+        for i in picked
+    }
 
 
 def split_of(refs: list[OpRef]) -> dict[str, tuple[str, str]]:

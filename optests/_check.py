@@ -5,6 +5,8 @@ checks it lacks, each switchable off:
 
 - ``check_metadata``: dtype, shape, significant strides, ``requires_grad`` and aliasing of every
   output, eager vs compiled and trace-predicted (fake/meta kernels) vs real;
+- ``check_autograd_metadata``: each output's ``is_leaf``, whether its ``grad_fn`` is None, and
+  which other outputs it shares a storage with, eager vs compiled;
 - ``check_mutations``: eager and compiled run on their own fresh copies of the inputs; inputs
   must be mutated identically, and a mutation eager makes must be visible in the trace;
 - ``randomize_without_gradients``: the randomized rerun also runs for forward-only checks;
@@ -43,11 +45,14 @@ from ._findings import (
     RandomizedMismatch,
     TraceFailure,
 )
-from ._patterns import DEFAULT_PATTERN, CallPattern, get_pattern
+from ._patterns import DEFAULT_PATTERN, Called, CallPattern, Unsupported, get_pattern
 
 __all__ = ["CheckOptions", "aot_autograd_check", "assert_close_equal_nan", "assert_raises_regex", "mode_name", "run_check"]
 
 _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
+#: The detail of a finding whose compiled call raised what PyTorch documents as not supported for
+#: every op (:class:`optests._patterns.Unsupported`): a derived sample is then not applicable.
+_UNSUPPORTED = "PyTorch documents this as not supported (for every op), not a bug of this op."
 _SEED = 42
 _RANDOM_DATA_SEED = 1234
 _MAX_ERROR_CHARS = 300
@@ -138,6 +143,17 @@ def _meta(t: torch.Tensor, inputs: Sequence[torch.Tensor]) -> _Meta:
 
 
 def _is_alias_of(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether ``a`` and ``b`` share a storage; a traceable wrapper subclass (``TwoTensor``, as
+    the ``subclass`` pattern passes) through its inner tensors."""
+    from torch.utils._python_dispatch import is_traceable_wrapper_subclass
+
+    for x, y in ((a, b), (b, a)):
+        if is_traceable_wrapper_subclass(x) and not x.is_nested:  # a nested tensor as before: it has a storage of its own
+            try:
+                names = x.__tensor_flatten__()[0]
+            except Exception:
+                return False
+            return any(_is_alias_of(getattr(x, name), y) for name in names)
     try:
         return bool(torch._C._is_alias_of(a, b))  # type: ignore[attr-defined]
     except (RuntimeError, NotImplementedError):
@@ -367,7 +383,7 @@ def _seeded(tensors: Sequence[torch.Tensor], seed: int = _SEED) -> Iterator[None
         yield
 
 
-def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Tensor], seed: int = _SEED) -> Any:
+def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Tensor], seed: int = _SEED) -> Called:
     """``fn`` (eager, compiled or the float64 reference's eager) called as ``pattern`` calls it,
     under the RNG seed: the same for each, so ops that draw random numbers agree."""
     with _seeded(inputs, seed):
@@ -377,10 +393,15 @@ def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Ten
 @dataclass
 class _Run:
     inputs: list[torch.Tensor]
-    out: Any = None
+    called: Called | None = None
     grads: tuple[torch.Tensor | None, ...] | None = None
     error: BaseException | None = None  # forward (or trace) error
     backward_error: BaseException | None = None
+
+    @property
+    def out(self) -> Any:
+        """The function's outputs, as it returned them."""
+        return self.called.out if self.called is not None else None
 
 
 class _DrawsRandom(TorchDispatchMode):  # type: ignore[no-untyped-call]
@@ -424,6 +445,9 @@ class CheckOptions:
     disable_functionalization: bool = False
     #: Compare output metadata, eager vs compiled and traced vs real.
     check_metadata: bool = True
+    #: Compare each output's ``is_leaf``, whether its ``grad_fn`` is None, and which other
+    #: outputs it shares a storage with (is a view of), eager vs compiled.
+    check_autograd_metadata: bool = True
     #: Run each call on its own copies of the inputs and compare their mutations.
     check_mutations: bool = True
     #: The randomized rerun also runs for forward-only checks.
@@ -509,13 +533,13 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
 
     eager = _Run(inputs=_copies(originals) if fresh else originals)
     try:
-        eager.out = _called(pattern, call.eager, eager.inputs)
+        eager.called = _called(pattern, call.eager, eager.inputs)
     except Exception as e:
         raise make(EagerFailure, "eager call", f"raised {_error_line(e)}", "no error") from e
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
     if gradients:
         try:
-            eager.grads = pattern.gradients(eager.out, eager.inputs)
+            eager.grads = pattern.gradients(eager.called, eager.inputs)
         except Exception as e:
             raise make(EagerFailure, "eager backward", f"raised {_error_line(e)}", "no error") from e
         if all(g is None for g in eager.grads) and any(t.grad_fn is not None for t in originals):
@@ -530,12 +554,12 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
 
     comp = _Run(inputs=_copies(originals) if fresh else originals)
     try:
-        comp.out = _called(pattern, compiled, comp.inputs)
+        comp.called = _called(pattern, compiled, comp.inputs)
     except Exception as e:
         comp.error = e
-    if comp.error is None and gradients:
+    if comp.called is not None and gradients:
         try:
-            comp.grads = pattern.gradients(comp.out, comp.inputs)
+            comp.grads = pattern.gradients(comp.called, comp.inputs)
         except Exception as e:
             comp.backward_error = e
 
@@ -573,6 +597,39 @@ def _errors(c: _Compared) -> None:
 
 def _compiled_metadata(c: _Compared) -> None:
     _check_compiled_metadata(c.call, c.eager, c.comp, c.opts)
+
+
+def _autograd_metadata(c: _Compared) -> None:
+    """Each output's ``is_leaf``, whether it has a ``grad_fn``, and the other outputs it shares a
+    storage with, eager vs compiled: what a user's code that inspects outputs sees."""
+    make = _finding_factory(c.opts)
+    e_leaves = [(n, t) for n, t in _output_leaves(c.eager.out) if isinstance(t, torch.Tensor)]
+    c_leaves = [(n, t) for n, t in _output_leaves(c.comp.out) if isinstance(t, torch.Tensor)]
+    if [n for n, _ in e_leaves] != [n for n, _ in c_leaves]:
+        return  # the compiled metadata's comparison names that difference
+    detail = "Eager and the compiled call disagree."
+    for i, ((name, e), (_, comp)) in enumerate(zip(e_leaves, c_leaves)):
+        if e.is_leaf != comp.is_leaf:
+            raise make(MetadataMismatch, f"compiled {name}.is_leaf", comp.is_leaf, e.is_leaf, detail=detail)
+        if (e.grad_fn is None) != (comp.grad_fn is None):
+            raise make(MetadataMismatch, f"compiled {name}.grad_fn", _grad_fn(comp), _grad_fn(e), detail=detail)
+        shares = [
+            [other for j, (other, t) in enumerate(leaves) if j != i and _is_alias_of(leaves[i][1], t)]
+            for leaves in (e_leaves, c_leaves)
+        ]
+        if shares[0] != shares[1]:
+            what = f"compiled {name} shares a storage with"
+            raise make(
+                MetadataMismatch, what, _listed(shares[1]), _listed(shares[0]), detail=detail + " (views among the outputs)"
+            )
+
+
+def _grad_fn(t: torch.Tensor) -> str:
+    return "None" if t.grad_fn is None else f"a grad_fn ({type(t.grad_fn).__name__})"
+
+
+def _listed(names: list[str]) -> str:
+    return "[" + ", ".join(names) + "]"
 
 
 def _mutations(c: _Compared) -> None:
@@ -615,16 +672,36 @@ def _random_op(c: _Compared) -> str | None:
     return draws.found
 
 
+def _refusals(c: _Compared) -> None:
+    """What the pattern did with the outputs after the call: each step must raise in the compiled
+    call exactly where it raises in eager (an in-place on a view that autograd forbids)."""
+    assert c.eager.called is not None and c.comp.called is not None
+    make = _finding_factory(c.opts)
+    for e, c_ in zip(c.eager.called.refused, c.comp.called.refused):
+        if e.error != c_.error:
+            raise make(
+                BackwardMismatch if e.backward else ForwardMismatch,
+                e.step,
+                f"raised {c_.error}" if c_.error else "no error",
+                f"raised {e.error} (as eager)" if e.error else "no error (as eager does)",
+                detail="Eager and the compiled call differ in which of them raises.",
+            )
+
+
 def _outputs(c: _Compared) -> None:
     truth = c.truth.out if c.truth is not None else None
+    assert c.eager.called is not None and c.comp.called is not None
     with _unless_random(c):
-        _compare(ForwardMismatch, "out", c.eager.out, c.comp.out, c.opts, truth=truth)
+        _compare(ForwardMismatch, "out", c.eager.called.compared, c.comp.called.compared, c.opts, truth=truth)
 
 
 def _gradients(c: _Compared) -> None:
     if not c.gradients:
         return
     names = [n for n, t in zip(c.call.names, c.comp.inputs) if t.requires_grad]
+    rounds = c.comp.called.rounds if c.comp.called is not None else ()
+    if rounds:  # several rounds of gradients (one per output, first and second order)
+        names = [f"{n} ({r})" for r in rounds for n in names]
     truth = c.truth.grads if c.truth is not None else None
     with _unless_random(c):
         _compare(BackwardMismatch, "grad", c.eager.grads, c.comp.grads, c.opts, names=names, truth=truth)
@@ -643,7 +720,9 @@ COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compare
     ("trace metadata", lambda o: _compares(o) and o.check_metadata, _trace_metadata),
     ("errors", lambda o: True, _errors),
     ("compiled metadata", lambda o: _compares(o) and o.check_metadata, _compiled_metadata),
+    ("autograd metadata", lambda o: _compares(o) and o.check_autograd_metadata, _autograd_metadata),
     ("mutations", lambda o: _compares(o) and o.check_mutations, _mutations),
+    ("refusals", _compares, _refusals),
     ("outputs", _compares, _outputs),
     ("gradients", _compares, _gradients),
 )
@@ -663,7 +742,7 @@ class _Float64Reference:
     def __init__(self, call: _TensorCall, originals: list[torch.Tensor], gradients: bool, pattern: CallPattern) -> None:
         self._call, self._originals, self._gradients, self._pattern = call, originals, gradients, pattern
         self._made = False
-        self._value: tuple[Any, tuple[torch.Tensor | None, ...] | None] | None = None
+        self._value: tuple[Any, tuple[torch.Tensor | None, ...] | None] | None = None  # (compared, grads)
 
     def _get(self) -> tuple[Any, tuple[torch.Tensor | None, ...] | None] | None:
         if not self._made:
@@ -682,11 +761,11 @@ class _Float64Reference:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                out = _called(self._pattern, self._call.eager, inputs, seed)
-                grads = self._pattern.gradients(out, inputs) if self._gradients else None
+                called = _called(self._pattern, self._call.eager, inputs, seed)
+                grads = self._pattern.gradients(called, inputs) if self._gradients else None
         except Exception:
             return None
-        return out, grads
+        return called.compared, grads
 
     def out(self) -> Any:
         value = self._get()
@@ -817,6 +896,8 @@ def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Checkin
         raise make(TraceFailure, "compiled call", f"raised {_error_line(e)}", "no error (eager succeeded)") from e
     if comp.backward_error is not None:
         e = comp.backward_error
+        if isinstance(e, Unsupported):
+            raise make(BackwardMismatch, "compiled backward", f"raised {_error_line(e)}", "no error", detail=_UNSUPPORTED) from e
         raise make(
             BackwardMismatch, "compiled backward", f"raised {_error_line(e)}", "no error (eager backward succeeded)"
         ) from e
@@ -856,6 +937,8 @@ def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eage
                 raise make(MetadataMismatch, f"traced {name} is tensor", traced is not None, actual is not None, detail=note)
             continue
         _compare_meta(make, f"traced {name}", traced, actual, call, note, check_requires_grad=False)
+    if eager.called is not None and eager.called.touched:
+        return  # the pattern changed outputs after the call, and inputs they view: not the trace's doing
     for i, (name, traced_mut, orig, after) in enumerate(zip(call.names, trace.mutated, originals, eager.inputs)):
         through_another = any(trace.mutated[j] for j in overlapping[i] if j != i)  # a write to memory it shares
         if traced_mut is False and not through_another and after is not orig and not _identical(after, orig):
@@ -1077,6 +1160,7 @@ def aot_autograd_check(
     disable_functionalization: bool = False,
     *,
     check_metadata: bool = True,
+    check_autograd_metadata: bool = True,
     check_mutations: bool = True,
     randomize_without_gradients: bool = True,
     float64_reference: bool = True,
@@ -1089,7 +1173,7 @@ def aot_autograd_check(
     Drop-in for ``torch.testing._internal.optests.aot_autograd_check`` (same positional
     arguments and semantics). Returns ``None``; raises a :class:`optests.Finding` subclass whose
     ``stage`` says what went wrong. The keyword-only switches turn our additional checks off:
-    with all four ``False`` the behaviour is the in-tree check's.
+    with all five ``False`` the behaviour is the in-tree check's.
 
     ``float64_reference``: a compiled output or gradient that differs from eager beyond
     tolerance is not a finding when it is no further from the same call in float64 than

@@ -53,9 +53,34 @@ DTYPES = (
 )
 
 
-#: Input transforms (``optests._transforms``), by the names users type. A derived sample's id is
-#: its base id plus the transform's name, and an index where one transform derives several.
-TRANSFORMS = ("noncontiguous", "transposed", "duplicated", "aliased", "grad-subset", "dtypes", "resized")
+#: Input transforms and call patterns, the one axis of derived samples, by the names users type,
+#: each with where it is implemented (``MODULE:ATTRIBUTE``, an ``optests._transforms.Transform``,
+#: imported when a sample is derived: this module stays torch-free). This is where one is
+#: registered: a new transform or pattern is its module and a line here. A derived sample's id is
+#: its base id plus the name, and an index where one derives several.
+INPUT_TRANSFORMS: dict[str, str] = {  # other inputs, called as the base sample is
+    "noncontiguous": "optests._transforms:NONCONTIGUOUS",
+    "transposed": "optests._transforms:TRANSPOSED",
+    "duplicated": "optests._transforms:DUPLICATED",
+    "aliased": "optests._transforms:ALIASED",
+    "grad-subset": "optests._transforms:GRAD_SUBSET",
+    "dtypes": "optests._transforms:DTYPES_TRANSFORM",
+    "resized": "optests._transforms:RESIZED",
+}
+CALL_PATTERNS: dict[str, str] = {  # the function called, or its outputs used, otherwise (optests._patterns)
+    "tangents": "optests._patterns.tangents:TANGENTS",
+    "grad-mode": "optests._patterns.grad_mode:GRAD_MODE",
+    "backward": "optests._patterns.backward:BACKWARD",
+    "outputs": "optests._patterns.outputs:OUTPUTS",
+    "inplace": "optests._patterns.inplace:INPLACE",
+    "out": "optests._patterns.out:OUT",
+    "subclass": "optests._patterns.subclass:SUBCLASS",
+    "autocast": "optests._patterns.autocast:AUTOCAST",
+}
+DERIVATIONS = {**INPUT_TRANSFORMS, **CALL_PATTERNS}
+
+#: The names of :data:`DERIVATIONS`, in order.
+TRANSFORMS = tuple(DERIVATIONS)
 
 
 def parse_transforms(value: str) -> tuple[str, ...]:
@@ -117,14 +142,15 @@ SAMPLE_LIMIT = 100_000
 NOT_APPLICABLE = "not_applicable"
 BROKEN = "samples"
 
+_ALTERNATIVES = "|".join(sorted(TRANSFORMS, key=len, reverse=True))  # the longest first: "outputs" before "out"
 _ID = re.compile(
     rf"^(?P<mode>{'|'.join(sorted(MODES, key=len, reverse=True))})-(?P<dtype>{'|'.join(DTYPES)})-"
     rf"(?P<device>{'|'.join(DEVICES)})-(?P<op_id>.+)-(?P<tail>sample(?P<sample>[0-9]+)"
-    rf"(?:-(?P<transform>(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?))?|{BROKEN}|{NOT_APPLICABLE})"
+    rf"(?:-(?P<transform>(?:{_ALTERNATIVES})(?:-[0-9]+)?))?|{BROKEN}|{NOT_APPLICABLE})"
     rf"(?:@(?P<backend>{BACKEND_NAME}))?\Z"
 )
 #: A transform as ids and the registry name it: its name, and an index where it derives several.
-TRANSFORM = re.compile(rf"^(?:{'|'.join(TRANSFORMS)})(?:-[0-9]+)?\Z")
+TRANSFORM = re.compile(rf"^(?:{_ALTERNATIVES})(?:-[0-9]+)?\Z")
 
 
 @dataclasses.dataclass(frozen=True)

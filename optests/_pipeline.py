@@ -59,17 +59,21 @@ class Base:
     setup: str | None = None
 
 
-def suffixes(base: Sample, transforms: Sequence[str]) -> list[str]:
-    """The suffixes of the samples ``transforms`` derive from ``base``, in ``transforms``' order
-    (``resized``: one draw); none from a sample a transform cannot take apart."""
+def suffixes(base: Base, transforms: Sequence[str]) -> list[str]:
+    """The suffixes of the samples ``transforms`` (input transforms and call patterns) derive from
+    ``base``, in ``transforms``' order (``resized``: one draw); none from a sample a transform
+    cannot take apart."""
     if not transforms:
         return []
     from ._transforms import suffixes as of
 
-    try:
-        return [s for t in transforms for s in of(t, base[0], base[1])]
-    except Exception:  # a sample a transform cannot take apart: nothing derived from it
-        return []
+    found: list[str] = []
+    for t in transforms:
+        try:
+            found += of(t, base.args, base.kwargs, origin=base)
+        except Exception:  # a sample a transform cannot take apart: nothing derived from it
+            pass
+    return found
 
 
 def transforms_for(entry: object, transforms: Sequence[str]) -> Sequence[str]:
@@ -167,13 +171,15 @@ def keys(
     ]
 
 
-def derive(key: SampleKey, sample: Sample) -> Derived | None:
-    """The sample ``key``'s transform derives from ``sample`` (None if it derives no such one)."""
+def derive(key: SampleKey, base: Base, sample: Sample | None = None) -> Derived | None:
+    """The sample ``key``'s transform derives from ``base`` (or from ``sample``, the same call
+    with other data: its redraw); None if it derives no such one."""
     from ._transforms import derive as derive_all
 
     assert key.sample is not None
+    args, kwargs = sample if sample is not None else (base.args, base.kwargs)
     try:
-        found = derive_all(transform_name(key.transform), sample[0], sample[1], draws=1, seed=key.sample)
+        found = derive_all(transform_name(key.transform), args, kwargs, draws=1, seed=key.sample, origin=base)
     except Exception:
         return None
     return next((d for d in found if d.suffix == key.transform), None)
@@ -205,22 +211,25 @@ def check(key: SampleKey, base: Base) -> Checked:
 
     from . import _opinfo
     from ._backends import get_backend
-    from ._check import assert_close_equal_nan, run_check
+    from ._check import assert_close_equal_nan, run_check, tolerant
+    from ._patterns import DEFAULT_PATTERN, Unsupported
     from ._transforms import judged_dtype, not_applicable
 
     dtype = getattr(torch, key.dtype)
     backend = get_backend(key.backend)
     judged, context = dtype, key.context
-    args, kwargs = base.args, base.kwargs
+    func, args, kwargs = base.func, base.args, base.kwargs
     check_gradients, redraw, setup = base.check_gradients, base.redraw, base.setup
+    pattern, lower = DEFAULT_PATTERN, None
     if key.transform:  # the OpInfo's code makes the sample, not the derived one: a repro writes the derived tensors
-        derived = derive(key, (args, kwargs))
+        derived = derive(key, base)
         if derived is None:
             message = f"{key.transform} derives no such sample [{context}]"
             return Checked(CheckResult(Outcome.NOT_APPLICABLE, message=message), (args, kwargs), check_gradients)
         args, kwargs, context = list(derived.args), derived.kwargs, f"{context}: {derived.description}"
         check_gradients = derived.check_gradients(check_gradients)
-        again = derive(key, redraw) if redraw is not None else None  # the redraw, transformed alike
+        func, pattern, lower = derived.func or func, derived.pattern or pattern, derived.judged
+        again = derive(key, base, redraw) if redraw is not None else None  # the redraw, transformed alike
         redraw = (list(again.args), again.kwargs) if again is not None else None
         judged, setup = judged_dtype(derived, dtype), None
     assert_equals: Callable[..., Any] = assert_close_equal_nan
@@ -230,10 +239,12 @@ def check(key: SampleKey, base: Base) -> Checked:
         if deco.skip:
             return Checked(CheckResult(Outcome.SKIPPED, message=deco.skip_message), (args, kwargs), check_gradients)
         assert_equals, tolerance = deco.assert_equals(judged), tuple(t for t in (deco.tolerance,) if t)
+    elif lower is not None:  # a pattern's lower precision (autocast), for every output
+        assert_equals = tolerant(lower, None, None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ops warn about deprecated arguments etc.; not findings
         result = run_check(
-            base.func,
+            func,
             args,
             kwargs,
             key.mode.dynamic,
@@ -247,9 +258,13 @@ def check(key: SampleKey, base: Base) -> Checked:
             repro=setup,
             backend=key.backend,
             compare_strides=key.op_id not in backend.free_strides,
+            pattern=pattern,
         )
     if key.transform and result.stage is Stage.EAGER:  # the derived sample is not a valid call
         message = not_applicable(key.transform, result.message, context)
+        result = CheckResult(Outcome.NOT_APPLICABLE, message=message, duration=result.duration)
+    elif key.transform and result.error is not None and isinstance(result.error.__cause__, Unsupported):
+        message = f"{key.transform} does not apply: {result.message}"  # what PyTorch does not support for any op
         result = CheckResult(Outcome.NOT_APPLICABLE, message=message, duration=result.duration)
     else:
         result = CheckResult(

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from . import _check, _source
+from . import _check, _patterns, _source
 from ._script import _call_lines, _float, func_name, func_source, render, setup_source
 
 __all__ = ["func_name", "func_source", "render", "setup_source", "standalone", "write_standalone"]
@@ -53,7 +53,7 @@ _MAIN = '''\
 def main() -> int:
     """Run the check on the call above as optests ran it; print what differs."""
     one_intra_op_thread()  # as optests runs every check: a verdict must not depend on the thread count
-    call = _TensorCall(func, args, kwargs)
+{register}    call = _TensorCall(func, args, kwargs)
     options = CheckOptions(
 {options}
     )
@@ -138,10 +138,16 @@ def standalone(
         else:
             code, _, comment = (_callable_expr(value, main_imports) if callable(value) else _literal(value)).partition("  # ")
         option_lines.append(f"        {f.name}={code}," + (f"  # {comment}" if comment else ""))
-    main = _MAIN.format(options="\n".join(option_lines))
+    made = _patterns.recipe(str(merged["pattern"]))  # a derived sample's pattern: the script makes it
+    register, more = "", []
+    if made is not None:
+        module, cls, index = made
+        register = f"    PATTERNS[{merged['pattern']!r}] = {cls}({index})  # the call pattern optests checked it with\n"
+        more = [(_patterns.__name__, "PATTERNS"), (module, cls)]
+    main = _MAIN.format(options="\n".join(option_lines), register=register)
 
     used = {n.id for n in ast.walk(ast.parse(main)) if isinstance(n, ast.Name)}
-    copied = _source.copy_definitions(_check.__name__, sorted(n for n in used if hasattr(_check, n)))
+    copied = _source.copy_definitions(_check.__name__, sorted(n for n in used if hasattr(_check, n)), more=more)
 
     func_imports, named = func_source(func)
     if func_expr is None or "TODO" not in named:

@@ -102,11 +102,13 @@ class Copied:
     names: frozenset[str]
 
 
-def copy_definitions(module: str, names: Iterable[str], package: str | None = None) -> Copied:
-    """The definitions of ``names`` in ``module`` and, transitively, every top-level definition
-    they use, from that module or from modules of ``package`` (default: ``module``'s top-level
-    package) that it imports names from. What comes from other packages (torch, the standard
-    library) is imported, as the module imports it."""
+def copy_definitions(
+    module: str, names: Iterable[str], package: str | None = None, *, more: Iterable[tuple[str, str]] = ()
+) -> Copied:
+    """The definitions of ``names`` in ``module`` (and of each ``(module, name)`` in ``more``)
+    and, transitively, every top-level definition they use, from that module or from modules of
+    ``package`` (default: ``module``'s top-level package) that it imports names from. What comes
+    from other packages (torch, the standard library) is imported, as the module imports it."""
     package = package if package is not None else module.split(".")[0]
     modules: dict[str, _Module] = {}
     chosen: dict[str, _Definition] = {}
@@ -122,7 +124,7 @@ def copy_definitions(module: str, names: Iterable[str], package: str | None = No
             depends.setdefault(name, set())
         return modules[name]
 
-    todo = [(module, n) for n in names]
+    todo = [(module, n) for n in names] + list(more)
     while todo:
         mod_name, name = todo.pop()
         mod = load(mod_name)

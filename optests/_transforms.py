@@ -27,19 +27,23 @@ The check side imports this module (it imports torch); ``resized`` also needs hy
 
 from __future__ import annotations
 
+import functools
+import importlib
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 import torch
 import torch.utils._pytree as pytree
 
-from ._key import TRANSFORMS, parse_transforms
+from ._key import DERIVATIONS, TRANSFORMS, parse_transforms, transform_name
 
 if TYPE_CHECKING:
     import hypothesis
     from hypothesis.strategies import SearchStrategy
+
+    from ._patterns import CallPattern
 
 __all__ = [
     "DTYPES",
@@ -47,6 +51,8 @@ __all__ = [
     "MAX_SIZE",
     "TRANSFORMS",
     "Derived",
+    "Origin",
+    "Transform",
     "derive",
     "parse_transforms",
     "judged_dtype",
@@ -88,6 +94,15 @@ class Derived:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     description: str
+    #: The call pattern the check calls it with (``optests._patterns``; "": the default's): a
+    #: pattern's derived sample names its own, by its suffix.
+    pattern: str = ""
+    #: The callable checked in place of the base sample's (``inplace``: the in-place variant).
+    func: Callable[..., Any] | None = None
+    #: ``False``: its gradients are not checked (``grad-mode``: its outputs require none).
+    gradients: bool | None = None
+    #: The dtype whose tolerances judge it, where not its inputs' (``autocast``: the lower precision).
+    judged: torch.dtype | None = None
 
     @property
     def suffix(self) -> str:
@@ -104,35 +119,67 @@ class Derived:
         base sample with ``requested``: ``False`` where no input requires grad (the inference
         sample of ``grad-subset``), since the check cannot take gradients of nothing (it would
         report an eager failure, and the inference path would go unchecked); else ``requested``."""
+        if self.gradients is False:
+            return False
         return requested if self.requires_grad else False
 
 
-def derive(transform: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, draws: int = 1, seed: int = 0) -> list[Derived]:
+class Origin(Protocol):
+    """What a call pattern may need of the sample it derives from, beyond ``(args, kwargs)``:
+    the callable, the OpInfo (None for a given sample: its in-place and out variants) and the
+    ``check_gradients`` its base sample is checked with. ``optests._pipeline.Base`` is one."""
+
+    @property
+    def func(self) -> Callable[..., Any]: ...
+
+    @property
+    def opinfo(self) -> Any: ...
+
+    @property
+    def check_gradients(self) -> bool | Literal["auto"]: ...
+
+
+def derive(
+    transform: str,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    *,
+    draws: int = 1,
+    seed: int = 0,
+    origin: Origin | None = None,
+) -> list[Derived]:
     """The samples ``transform`` derives from ``(args, kwargs)``; empty where it does not apply.
 
     ``draws`` (``resized`` only): how many size mappings to draw (fewer come back when there are
     not that many). ``seed`` (``resized`` only) picks the sizes and values; the same arguments
-    always derive the same samples.
+    always derive the same samples. ``origin``: the sample's callable and OpInfo, for the call
+    patterns that need them (``inplace``, ``out``); without it they derive what they can.
     """
-    if transform not in _DERIVERS:
-        raise ValueError(f"unknown transform {transform!r}; expected one of: {', '.join(TRANSFORMS)}")
+    row = transform_of(transform)
     if draws < 1:
         raise ValueError(f"draws must be at least 1, got {draws}")
-    sample = _Sample(args, kwargs)
-    made = _DERIVERS[transform].derive(sample, draws, seed)
+    sample = _Sample(args, kwargs, origin)
+    made = row.derive(sample, draws, seed)
     # an index names what each sample is, whatever else the transform derives from this sample
     # (transposed-1 is channels_last, dtypes-1 float16, grad-subset-0 the inference sample), so
     # registry entries stay put; only noncontiguous, which derives one at most, has none
-    return [
-        Derived(transform, None if _DERIVERS[transform].unindexed else i, args_, kwargs_, description)
-        for i, ((args_, kwargs_), description) in sorted(made.items())
-    ]
+    found = []
+    for i, m in sorted(made.items()):
+        index = None if row.unindexed else i
+        suffix = transform if index is None else f"{transform}-{index}"
+        pattern = (
+            suffix if row.pattern is not None else ""
+        )  # a pattern's derived sample is checked with the pattern its suffix names
+        found.append(Derived(transform, index, *m.call, m.description, pattern, m.func, m.gradients, m.judged))
+    return found
 
 
 def judged_dtype(d: Derived, base: torch.dtype) -> torch.dtype:
     """The dtype whose tolerances and OpInfo decorations judge ``d``: the one ``dtypes`` cast its
-    floating inputs to, else the base sample's."""
-    if _DERIVERS[d.transform].casts:
+    floating inputs to, the one a pattern names (``autocast``), else the base sample's."""
+    if d.judged is not None:
+        return d.judged
+    if transform_of(d.transform).casts:
         for leaf in pytree.tree_leaves((d.args, d.kwargs)):
             if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
                 return leaf.dtype
@@ -146,14 +193,16 @@ def not_applicable(suffix: str, eager_message: str, context: str) -> str:
     )
 
 
-def suffixes(transform: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[str]:
+def suffixes(transform: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, origin: Origin | None = None) -> list[str]:
     """The suffixes of the samples ``derive(transform, args, kwargs)`` gives with one draw, for
     naming them before they are made (``resized`` is not drawn: its one sample exists where the
     inputs have a size to replace; if no draw then differs from the sample, it is not applicable)."""
-    found = _DERIVERS.get(transform)
-    if found is not None and found.draws:
+    found = transform_of(transform)
+    if found.draws:
         return [f"{transform}-0"] if _sizes(_Sample(args, kwargs)) else []
-    return [d.suffix for d in derive(transform, args, kwargs)]
+    if found.indices is not None:
+        return [f"{transform}-{i}" for i in found.indices(_Sample(args, kwargs, origin))]
+    return [d.suffix for d in derive(transform, args, kwargs, origin=origin)]
 
 
 def shrink_resized(
@@ -205,15 +254,25 @@ def shrink_resized(
 # ---------------------------------------------------------------------------------------------
 # The sample, flattened.
 
-_Made = tuple[tuple[tuple[Any, ...], dict[str, Any]], str]
+
+class _Made(NamedTuple):
+    """One derived sample as a transform makes it (:class:`Derived` adds its name and index)."""
+
+    call: tuple[tuple[Any, ...], dict[str, Any]]
+    description: str
+    func: Callable[..., Any] | None = None
+    gradients: bool | None = None
+    judged: torch.dtype | None = None
 
 
 class _Sample:
     """``(args, kwargs)`` flattened with pytree. ``inputs`` are the positions of the distinct
     tensors the transforms work on (plain strided tensors, not on the meta device), each at its
-    first occurrence; ``names`` are their names as the check's messages spell them."""
+    first occurrence; ``names`` are their names as the check's messages spell them; ``origin``
+    what else is known of the sample (its callable, its OpInfo)."""
 
-    def __init__(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+    def __init__(self, args: Sequence[Any], kwargs: Mapping[str, Any], origin: Origin | None = None) -> None:
+        self.args, self.kwargs, self.origin = tuple(args), dict(kwargs), origin
         flat, self.spec = pytree.tree_flatten_with_path((tuple(args), dict(kwargs)))
         self.leaves = [leaf for _, leaf in flat]
         self.names = [_name(path) for path, _ in flat]
@@ -361,7 +420,7 @@ def _noncontiguous(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
             base[..., 0] = _filler(t.dtype)
             base[..., 1] = _plain(t)
         replace[pos] = _leaf(base[..., 1], t.requires_grad)
-    return {0: (sample.build(replace), "every tensor input non-dense (strides doubled, storage offset 1)")}
+    return {0: _Made(sample.build(replace), "every tensor input non-dense (strides doubled, storage offset 1)")}
 
 
 def _transposed(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
@@ -377,7 +436,7 @@ def _transposed(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
             if not out.is_contiguous():
                 swapped[pos] = _copy_into(t, out, t.requires_grad)
     if swapped:
-        made[0] = (sample.build(swapped), f"{sample.names_of(swapped)} with the last two dims swapped in memory")
+        made[0] = _Made(sample.build(swapped), f"{sample.names_of(swapped)} with the last two dims swapped in memory")
     channels_last: dict[int, torch.Tensor] = {}
     for pos in sample.inputs:
         t = sample.tensor(pos)
@@ -386,7 +445,7 @@ def _transposed(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
             if not out.is_contiguous():
                 channels_last[pos] = _copy_into(t, out, t.requires_grad)
     if channels_last:
-        made[1] = (sample.build(channels_last), f"{sample.names_of(channels_last)} as channels_last")
+        made[1] = _Made(sample.build(channels_last), f"{sample.names_of(channels_last)} as channels_last")
     return made
 
 
@@ -407,13 +466,15 @@ def _duplicated(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     for n, (i, j) in enumerate(_pairs(sample)):
         first = sample.tensor(i)
         one = _exact_copy(first, first.requires_grad or sample.tensor(j).requires_grad)
-        made[n] = (sample.build({i: one, j: one}), f"{sample.name(j)} is {sample.name(i)}")
+        made[n] = _Made(sample.build({i: one, j: one}), f"{sample.name(j)} is {sample.name(i)}")
     return made
 
 
 def _aliased(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     """For each pair that does not share a storage yet, the two as the two halves of one storage:
-    contiguous views that do not overlap, each with its own values. Kernels and fake kernels
+    contiguous views that do not overlap, each with its own values (indices below MAX_PAIRS). Then
+    (indices MAX_PAIRS and up) each input that fits as an overlapping slice of another, passed as
+    one: ``state[1:]`` next to ``state``, as users pass them. Kernels and fake kernels
     that look at storages (``data_ptr``, ``untyped_storage``) see one storage; AOTAutograd must
     prove the two independent. (Views of the same memory are not derived: every mutating op then
     fails to trace with dynamic shapes in torch 2.13, whatever its kernel, and that is ``duplicated``'s
@@ -427,8 +488,38 @@ def _aliased(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
             base = a.new_empty(2 * a.numel())
             halves = (base[: a.numel()].view(a.shape), base[a.numel() :].view(a.shape))
         replace = {i: _copy_into(a, halves[0], a.requires_grad), j: _copy_into(b, halves[1], b.requires_grad)}
-        made[n] = (sample.build(replace), f"{sample.name(i)} and {sample.name(j)} as the two halves of one storage")
+        made[n] = _Made(sample.build(replace), f"{sample.name(i)} and {sample.name(j)} as the two halves of one storage")
+    for n, (i, j) in enumerate(_slices(sample)):
+        a, b = sample.tensor(i), sample.tensor(j)
+        with torch.no_grad():  # both views of one flat base, b as a[1 : 1 + len(b)]: its values become a's rows there
+            base = a.new_empty(a.numel())
+            row = a.numel() // a.shape[0]
+            whole, part = base.view(a.shape), base[row : row * (1 + b.shape[0])].view(b.shape)
+        replace = {i: _copy_into(a, whole, a.requires_grad), j: _leaf(part, b.requires_grad)}
+        description = f"{sample.name(j)} as {sample.name(i)}[1:{1 + b.shape[0]}], overlapping it"
+        made[MAX_PAIRS + n] = _Made(sample.build(replace), description)
     return made
+
+
+def _slices(sample: _Sample) -> list[tuple[int, int]]:
+    """Pairs (i, j) of inputs of one dtype and device where input j fits as an overlapping slice of
+    input i at a nonzero offset: the same trailing sizes, a smaller first size; at most MAX_PAIRS."""
+    pairs = []
+    for i in sample.inputs:
+        for j in sample.inputs:
+            a, b = sample.tensor(i), sample.tensor(j)
+            if (
+                i != j
+                and a.dim() >= 1
+                and a.dim() == b.dim()
+                and a.shape[1:] == b.shape[1:]
+                and 0 < b.shape[0] < a.shape[0]
+                and a.dtype == b.dtype
+                and a.device == b.device
+                and a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr()
+            ):
+                pairs.append((i, j))
+    return pairs[:MAX_PAIRS]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,7 +536,7 @@ def _grad_subset(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     for only in [None, *(differentiable if len(differentiable) > 1 else [])]:
         what = "no input requires grad" if only is None else f"only {sample.name(only)} requires grad"
         index = 0 if only is None else 1 + sample.inputs.index(only)  # 0: the inference sample; 1 + the input's position
-        made[index] = (sample.build(requires_grad={pos: pos == only for pos in differentiable}), what)
+        made[index] = _Made(sample.build(requires_grad={pos: pos == only for pos in differentiable}), what)
     return made
 
 
@@ -457,7 +548,7 @@ def _dtypes(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     for dtype in DTYPES:
         if all(sample.tensor(pos).dtype == dtype for pos in floating):
             continue
-        made[DTYPES.index(dtype)] = (sample.build(dtype=dtype), f"floating inputs as {str(dtype).removeprefix('torch.')}")
+        made[DTYPES.index(dtype)] = _Made(sample.build(dtype=dtype), f"floating inputs as {str(dtype).removeprefix('torch.')}")
     return made
 
 
@@ -554,7 +645,7 @@ def _resize(sample: _Sample, mapping: Mapping[int, int], seed: int) -> _Made:
         pos: _fresh(sample.tensor(pos), tuple(mapping.get(s, s) for s in sample.tensor(pos).shape), generator)
         for pos in sample.inputs
     }
-    return sample.build(replace), "sizes " + ", ".join(f"{k}->{v}" for k, v in sorted(mapping.items()))
+    return _Made(sample.build(replace), "sizes " + ", ".join(f"{k}->{v}" for k, v in sorted(mapping.items())))
 
 
 def _fresh(t: torch.Tensor, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
@@ -582,14 +673,16 @@ def _fresh(t: torch.Tensor, shape: tuple[int, ...], generator: torch.Generator) 
 
 
 def _as_derived(made: _Made) -> Derived:
-    (args, kwargs), description = made
+    (args, kwargs), description = made.call, made.description
     return Derived("resized", 0, args, kwargs, description)
 
 
 @dataclass(frozen=True)
-class _Transform:
-    """What a transform does, in one place: how it derives samples, and what the harness asks of
-    it beyond that (nothing outside this module compares a transform's name)."""
+class Transform:
+    """What a transform or call pattern does, in one place: how it derives samples, and what the
+    harness asks of it beyond that (nothing outside its module compares its name). Each is
+    declared once, in :data:`optests._key.DERIVATIONS`, which names the module attribute that
+    holds its row."""
 
     #: ``(sample, draws, seed)`` -> the derived samples by index
     derive: Callable[[_Sample, int, int], dict[int, _Made]]
@@ -600,23 +693,37 @@ class _Transform:
     #: It draws its samples (``resized``): named before they are drawn (one where the sample has a
     #: size to replace), and a finding can be shrunk (:func:`shrink_resized`).
     draws: bool = False
+    #: A call pattern's: the pattern (``optests._patterns``) that checks the sample it derived
+    #: with this index (the derived sample's ``pattern`` is its suffix, which names it).
+    pattern: Callable[[int], CallPattern] | None = None
+    #: The indices of what it derives from a sample, named without deriving it (where deriving
+    #: costs a call of the op): one it then cannot make is not applicable. None: derive to name.
+    indices: Callable[[_Sample], list[int]] | None = None
 
 
-#: The transforms, by the names users type (:data:`optests._key.TRANSFORMS` lists them in order).
-_DERIVERS: dict[str, _Transform] = {
-    "noncontiguous": _Transform(_noncontiguous, unindexed=True),
-    "transposed": _Transform(_transposed),
-    "duplicated": _Transform(_duplicated),
-    "aliased": _Transform(_aliased),
-    "grad-subset": _Transform(_grad_subset),
-    "dtypes": _Transform(_dtypes, casts=True),
-    "resized": _Transform(_resized, draws=True),
-}
+NONCONTIGUOUS = Transform(_noncontiguous, unindexed=True)
+TRANSPOSED = Transform(_transposed)
+DUPLICATED = Transform(_duplicated)
+ALIASED = Transform(_aliased)
+GRAD_SUBSET = Transform(_grad_subset)
+DTYPES_TRANSFORM = Transform(_dtypes, casts=True)
+RESIZED = Transform(_resized, draws=True)
+
+
+@functools.cache
+def transform_of(name: str) -> Transform:
+    """The row of the transform or pattern ``name`` (:data:`optests._key.DERIVATIONS` says where
+    it lives); a ``ValueError`` naming the known ones."""
+    where = DERIVATIONS.get(name)
+    if where is None:
+        raise ValueError(f"unknown transform {name!r}; expected one of: {', '.join(TRANSFORMS)}")
+    module, _, attribute = where.partition(":")
+    row = getattr(importlib.import_module(module), attribute)
+    if not isinstance(row, Transform):
+        raise TypeError(f"{where}={type(row).__name__}, but expected a Transform [the declaration of {name!r}]")
+    return row
 
 
 def shrinkable(suffix: str) -> bool:
     """Whether a finding on the sample ``suffix`` names can be shrunk (:func:`shrink_resized`)."""
-    from ._key import transform_name
-
-    found = _DERIVERS.get(transform_name(suffix))
-    return found is not None and found.draws
+    return transform_name(suffix) in DERIVATIONS and transform_of(transform_name(suffix)).draws

@@ -50,6 +50,22 @@ def test_the_report_counts_each_transform_against_the_base_of_the_same_run() -> 
     assert table["duplicated"][:3] == ["1", "0.50", "1"]
 
 
+def test_the_report_prices_each_call_pattern_after_the_input_transforms() -> None:
+    records = [
+        _r(0),
+        _r(1),
+        _r(0, "transposed-0"),
+        _r(0, "tangents-1", stage=Stage.BACKWARD),
+        _r(1, "tangents-0"),
+        _r(0, "outputs"),
+    ]
+    lines = _bench().report(records, wall=6.0, workers=1)
+    names = [line.split()[0] for line in lines[4:]]
+    assert names == ["transposed", "--", "outputs", "tangents"]
+    tangents = lines[4:][names.index("tangents")].split()[1:]
+    assert tangents[:3] == ["2", "1.00", "0"] and tangents[-3:] == ["1", "backward", "1"]
+
+
 def _scale() -> ModuleType:
     spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "bench" / "scale.py")
     assert spec is not None and spec.loader is not None

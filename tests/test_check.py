@@ -13,6 +13,7 @@ import torch.utils._pytree as pytree
 from corpus import BUGS, CORRECT
 
 import optests
+from optests._patterns import Called
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -65,7 +66,15 @@ def test_the_in_tree_check_misses_what_our_additions_catch(bug: str) -> None:
         in_tree(func, args, kw, False, **kwargs)
         args, kw = make()
         optests.aot_autograd_check(
-            func, args, kw, False, check_metadata=False, check_mutations=False, randomize_without_gradients=False, **kwargs
+            func,
+            args,
+            kw,
+            False,
+            check_metadata=False,
+            check_autograd_metadata=False,
+            check_mutations=False,
+            randomize_without_gradients=False,
+            **kwargs,
         )
     if bug == "undeclared_alias":  # the in-tree check passes; torch only warns
         assert any("may not alias any inputs" in str(w.message) for w in caught)
@@ -230,13 +239,14 @@ class _Ones:
         self.called: list[object] = []
         self.gradients_taken = 0
 
-    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Any:
+    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
         self.called.append(fn)
-        return fn(inputs)
+        out = fn(inputs)
+        return Called(out, out)
 
-    def gradients(self, out: Any, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+    def gradients(self, called: Called, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
         self.gradients_taken += 1
-        outs = [o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+        outs = [o for o in pytree.tree_leaves(called.out) if isinstance(o, torch.Tensor) and o.requires_grad]
         diff = [t for t in inputs if t.requires_grad]
         return tuple(torch.autograd.grad(outs, diff, [torch.ones_like(o) for o in outs], allow_unused=True))
 
@@ -245,10 +255,10 @@ class _TwiceForCompiled(_Ones):
     """A call pattern that uses the compiled call's outputs otherwise than eager's: tangents of
     ones for the first gradient taken (eager's), twos after (the compiled call's)."""
 
-    def gradients(self, out: Any, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+    def gradients(self, called: Called, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
         self.gradients_taken += 1
         scale = 1.0 if self.gradients_taken == 1 else 2.0
-        outs = [o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+        outs = [o for o in pytree.tree_leaves(called.out) if isinstance(o, torch.Tensor) and o.requires_grad]
         diff = [t for t in inputs if t.requires_grad]
         return tuple(torch.autograd.grad(outs, diff, [torch.full_like(o, scale) for o in outs], allow_unused=True))
 
@@ -276,3 +286,32 @@ def test_a_call_pattern_is_a_seam(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_unknown_call_pattern_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="unknown call pattern 'nope'; known: single"):
         optests.run_check(torch.sin, [torch.randn(2)], {}, False, pattern="nope")
+
+
+def _fresh_leaf(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Returns a new leaf that requires grad beside its result: eager gives a leaf, the compiled
+    call an output of its autograd node."""
+    return x * 2, torch.zeros(3, requires_grad=True)
+
+
+def test_the_autograd_metadata_compares_is_leaf_and_has_a_switch() -> None:
+    x = torch.randn(4, requires_grad=True)
+    result = optests.run_check(_fresh_leaf, [x], {}, False)
+    assert result.stage is optests.Stage.METADATA
+    assert result.message == "compiled out[1].is_leaf=False, but expected True [_fresh_leaf static]"
+    assert optests.run_check(_fresh_leaf, [x], {}, False, check_autograd_metadata=False).outcome is optests.Outcome.PASSED
+
+
+def test_the_autograd_metadata_compares_views_among_outputs() -> None:
+    from optests._check import CheckOptions, _autograd_metadata, _Checking, _Compared, _Run, _TensorCall
+    from optests._patterns import Called, get_pattern
+
+    x = torch.randn(4)
+    y = x * 2
+    shared, apart = (y, y.view(2, 2)), (y, (x * 2).view(2, 2))
+    opts = _Checking(CheckOptions(dynamic=False), "ctx", get_pattern("single"))
+    call = _TensorCall(torch.sin, [x], {})
+    compared = _Compared(call, [x], _Run([x], Called(shared, shared)), _Run([x], Called(apart, apart)), opts, False, None)
+    with pytest.raises(optests.MetadataMismatch) as raised:
+        _autograd_metadata(compared)
+    assert raised.value.summary == "compiled out[0] shares a storage with=[], but expected [out[1]] [ctx]"

@@ -19,6 +19,7 @@ from transform_corpus import BUGS, CORRECT, Bug, Correct
 
 import optests
 from optests._check import _copies
+from optests._key import INPUT_TRANSFORMS
 from optests._transforms import MAX_PAIRS, MAX_SIZE, TRANSFORMS, Derived, derive, parse_transforms, shrink_resized
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -206,7 +207,7 @@ def test_views_of_one_base_stay_views_of_one_base() -> None:
 
 def test_what_each_transform_derives() -> None:
     a, b, c = _x(3, 4, grad=True), _x(3, 4, grad=True), _x(2, 3, 4, 5)
-    found = {t: [(d.suffix, d.description) for d in derive(t, [a, b], {"c": c})] for t in TRANSFORMS if t != "resized"}
+    found = {t: [(d.suffix, d.description) for d in derive(t, [a, b], {"c": c})] for t in INPUT_TRANSFORMS if t != "resized"}
     assert found == {
         "noncontiguous": [("noncontiguous", "every tensor input non-dense (strides doubled, storage offset 1)")],
         "transposed": [
@@ -363,7 +364,7 @@ KNOWN: dict[tuple[str, str, bool], str] = {}
             marks=[pytest.mark.xfail(strict=True, reason=KNOWN[name, t, dynamic])] if (name, t, dynamic) in KNOWN else [],
         )
         for name in sorted(CORRECT)
-        for t in TRANSFORMS
+        for t in INPUT_TRANSFORMS
         for dynamic in (False, True)
     ],
 )
@@ -379,7 +380,7 @@ def test_planted_bug_hides_from_the_other_transforms(name: str) -> None:
     """Each bug needs its transform: the others' samples pass (static mode; ``also`` names the
     transforms that show it too)."""
     bug = BUGS[name]
-    for transform in TRANSFORMS:
+    for transform in INPUT_TRANSFORMS:  # call patterns: tests/test_patterns.py
         if transform not in (bug.transform, *bug.also):
             for d in _derived(bug, transform):
                 result = _check(bug, d, False)

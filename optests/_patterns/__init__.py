@@ -1,50 +1,31 @@
 """Call patterns: how the check calls the function it checks (eager or compiled) and uses its
-outputs, one module per pattern, looked up by name in :data:`PATTERNS`. Eager and the compiled
-call go through the same pattern object, so whatever a pattern does to one it does to the other.
+outputs, one module per pattern. Eager and the compiled call go through the same pattern object,
+so whatever a pattern does to one it does to the other.
 
-A pattern is chosen by :attr:`optests._check.CheckOptions.pattern`; :data:`DEFAULT_PATTERN` is
-the check of ``SPEC.md`` section 1.
+A pattern is chosen per check by :attr:`optests._check.CheckOptions.pattern`, a name:
+:data:`DEFAULT_PATTERN` (the check of ``SPEC.md`` section 1), one :func:`register` added, or the
+suffix of a sample a pattern derived (``tangents-1``): the patterns users name
+(``--optests-transforms``) derive samples as input transforms do, and each derived sample is
+checked with the pattern its suffix names. They are declared with the transforms, once, in
+:data:`optests._key.DERIVATIONS`; each module's ``Transform`` row says which pattern checks
+each sample it derives (``Transform.pattern``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, Protocol
 
-import torch
-
+from .base import Called, CallPattern, Unsupported
 from .single import Single
 
-__all__ = ["DEFAULT_PATTERN", "PATTERNS", "CallPattern", "get_pattern", "register"]
-
-
-class CallPattern(Protocol):
-    """How a function of the call's tensors is called and its outputs turned into what is
-    compared. The check (:func:`optests._check._check_once`) calls :meth:`call`, then, where it
-    checks gradients, :meth:`gradients` on what :meth:`call` returned: for eager, for the
-    compiled function, and for the float64 reference, each on its own fresh inputs. Two methods,
-    not one: a forward that raises and a backward that raises are different findings, and
-    whether gradients are checked (``check_gradients="auto"``) depends on eager's outputs."""
-
-    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Any:
-        """The outputs compared (and passed to :meth:`gradients`): ``fn`` called on ``inputs``.
-        ``fn`` is eager or compiled and takes the list of the call's tensors. The check runs this
-        under a fixed RNG seed, the same for eager and compiled."""
-        ...
-
-    def gradients(self, out: Any, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
-        """The gradients compared, one per input that requires grad (``None``: unused), from
-        ``out`` (what :meth:`call` returned) w.r.t. ``inputs``. An error is a finding (a
-        ``backward`` one for the compiled call; eager's makes the sample not applicable)."""
-        ...
+__all__ = ["DEFAULT_PATTERN", "PATTERNS", "CallPattern", "Called", "Unsupported", "get_pattern", "recipe", "register"]
 
 
 #: The pattern of a check that names none.
 DEFAULT_PATTERN = "single"
 
-#: Patterns by name. :func:`register` adds one.
-PATTERNS: dict[str, CallPattern] = {DEFAULT_PATTERN: Single()}
+#: Patterns by name, beside those the derived samples' suffixes name. :func:`register` adds one.
+PATTERNS: dict[str, CallPattern] = {}
 
 #: What a pattern's name may be: lower-case words joined by ``-`` (as users type ``grad-mode``).
 PATTERN_NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
@@ -57,9 +38,36 @@ def register(name: str, pattern: CallPattern) -> None:
     PATTERNS[name] = pattern
 
 
+def recipe(name: str) -> tuple[str, str, int] | None:
+    """How a repro script makes the pattern ``name`` names, where a derived sample's suffix names
+    it: ``(module, class, index)``, the class called with the index; None for any other name."""
+    if name == DEFAULT_PATTERN or name in PATTERNS:
+        return None
+    cls = type(get_pattern(name))
+    index = name.rpartition("-")[2]
+    return cls.__module__, cls.__name__, int(index) if index.isascii() and index.isdigit() else 0
+
+
 def get_pattern(name: str) -> CallPattern:
-    """The pattern registered as ``name``; a ``ValueError`` naming the known ones."""
+    """The pattern ``name`` names: :data:`DEFAULT_PATTERN`, one registered, or a derived sample's
+    suffix (``tangents-1``: the pattern of sample 1 that ``tangents`` derives). A ``ValueError``
+    naming the known ones."""
+    if name == DEFAULT_PATTERN:
+        return Single()
     pattern = PATTERNS.get(name)
-    if pattern is None:
-        raise ValueError(f"unknown call pattern {name!r}; known: {', '.join(PATTERNS)}")
-    return pattern
+    if pattern is not None:
+        return pattern
+    from .._key import DERIVATIONS, transform_name
+
+    index = name.rpartition("-")[2]
+    family = transform_name(name)
+    if family in DERIVATIONS:
+        from .._transforms import transform_of
+
+        row = transform_of(family)
+        if row.pattern is not None:
+            return row.pattern(int(index) if family != name else 0)
+    from .._transforms import transform_of
+
+    known = [DEFAULT_PATTERN, *PATTERNS, *(f"{n}-N" for n in DERIVATIONS if transform_of(n).pattern is not None)]
+    raise ValueError(f"unknown call pattern {name!r}; known: {', '.join(known)}")

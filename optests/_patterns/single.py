@@ -1,6 +1,6 @@
 """The ``single`` call pattern, the default: one call; one loss, ``sum(out.sum().abs())`` over
 the tensor outputs; one ``torch.autograd.grad`` w.r.t. the inputs that require grad
-(``allow_unused=True``). ``SPEC.md`` section 1, steps 3 and 5."""
+(``allow_unused=True``). ``SPEC.md`` section 1, steps 3 and 5. The other patterns build on it."""
 
 from __future__ import annotations
 
@@ -10,24 +10,32 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from .base import Called
+
 
 class Single:
     """One call, one loss, one ``autograd.grad``."""
 
-    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Any:
-        return fn(inputs)
+    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
+        out = fn(inputs)
+        return Called(out, out)
 
-    def gradients(self, out: Any, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+    def gradients(self, called: Called, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
         diff = [t for t in inputs if t.requires_grad]
-        return tuple(torch.autograd.grad(_loss(out), diff, allow_unused=True))
+        return tuple(torch.autograd.grad(loss(called.out), diff, allow_unused=True))
 
 
-def _loss(out: Any) -> torch.Tensor:
+def tensors(out: Any) -> list[torch.Tensor]:
+    """The tensor leaves of ``out``, in order."""
+    return [leaf for leaf in pytree.tree_leaves(out) if isinstance(leaf, torch.Tensor)]
+
+
+def loss(out: Any) -> torch.Tensor:
+    """``sum(t.sum().abs())`` over the tensor outputs (abs: complex outputs, so ``autograd.grad``
+    needs no ``grad_outputs``)."""
     total: Any = 0
-    for leaf in pytree.tree_leaves(out):
-        if isinstance(leaf, torch.Tensor):
-            # abs(): complex outputs, so autograd.grad needs no grad_outputs
-            total = total + leaf.sum().abs()
+    for leaf in tensors(out):
+        total = total + leaf.sum().abs()
     if not isinstance(total, torch.Tensor):
         raise AssertionError(f"expected the op to return at least one tensor to differentiate, got {type(out).__name__}")
     return total

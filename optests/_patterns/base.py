@@ -1,0 +1,83 @@
+"""What every call pattern shares: the :class:`CallPattern` interface, what one call made
+(:class:`Called`), and the error of a call PyTorch does not support (:class:`Unsupported`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+
+
+@dataclass
+class Called:
+    """What one call made, as :meth:`CallPattern.call` returns it."""
+
+    #: The function's outputs as it returned them (after any use the pattern made of them): the
+    #: check's metadata comparisons look at these, and :meth:`CallPattern.gradients` gets them.
+    out: Any
+    #: What the check compares as the outputs (``subclass``: the inner tensors of each output).
+    compared: Any
+    #: Each step the pattern took beside the call (``out[0].mul_(2)``, a backward), with the
+    #: error it raised: where eager and compiled differ, that is a finding.
+    refused: list[Refusal] = field(default_factory=list)
+    #: What :meth:`CallPattern.gradients` needs besides ``out`` (``subclass``: the wrapped inputs).
+    state: Any = None
+    #: Where :meth:`CallPattern.gradients` returns several rounds of gradients (one per output, or
+    #: first and second order), what each round is; each round has one entry per input that
+    #: requires grad. Empty: one round.
+    rounds: tuple[str, ...] = ()
+    #: The pattern changed the outputs after the call (``outputs``), and with them the inputs they
+    #: view: an input's change is then not all the traced program's doing.
+    touched: bool = False
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One step a pattern took beside the call, and what it raised ("": nothing)."""
+
+    #: What the step did, as messages name it: ``out[0].mul_(2)``.
+    step: str
+    #: The error's type, "" if it raised none. Only the type is compared: messages differ.
+    error: str
+    #: A step of the backward (a finding at ``backward``), else of the forward.
+    backward: bool = False
+
+
+def attempt(called: Called, step: str, action: Callable[[], Any], *, backward: bool = False) -> Any:
+    """Run ``action``, recording in ``called`` whether it raised (and what); its result, or None."""
+    try:
+        result = action()
+    except Exception as e:
+        called.refused.append(Refusal(step, type(e).__name__, backward))
+        return None
+    called.refused.append(Refusal(step, "", backward))
+    return result
+
+
+class CallPattern(Protocol):
+    """How a function of the call's tensors is called and its outputs turned into what is
+    compared. The check (:func:`optests._check._check_once`) calls :meth:`call`, then, where it
+    checks gradients, :meth:`gradients` on what :meth:`call` returned: for eager, for the
+    compiled function, and for the float64 reference, each on its own fresh inputs. Two methods,
+    not one: a forward that raises and a backward that raises are different findings, and
+    whether gradients are checked (``check_gradients="auto"``) depends on eager's outputs."""
+
+    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
+        """``fn`` called on ``inputs``, and what the call made. ``fn`` is eager or compiled and
+        takes the list of the call's tensors; the compiled one traces on its first call, so a
+        pattern that calls it in a mode (``no_grad``) traces it in that mode. The check runs this
+        under a fixed RNG seed, the same for eager and compiled."""
+        ...
+
+    def gradients(self, called: Called, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+        """The gradients compared (``None``: unused), from what :meth:`call` made, w.r.t.
+        ``inputs`` (those that require grad). An error is a finding (a ``backward`` one for the
+        compiled call; eager's makes the sample not applicable), except :class:`Unsupported`."""
+        ...
+
+
+class Unsupported(RuntimeError):
+    """The compiled call raised an error PyTorch documents as "not supported" for every op
+    (double backward through AOTAutograd): the derived sample is not applicable, not a finding."""

@@ -1,0 +1,109 @@
+"""``out``: the op's out variant, where it has one (an OpInfo's ``supports_out``, a sample that
+already passes ``out=``, or a callable whose signature or schema takes ``out``), with an
+``out=`` tensor that is: 0, of the right size; 1, empty, so the op must resize it; 2, not dense;
+3, one of the inputs (same shape and dtype), so it overlaps an input. Where eager refuses the
+overlap, the compiled call must refuse too: writing silently is a finding. The inputs do not
+require grad (``out=`` does not support autograd), and no gradients are checked."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .._transforms import Transform, _exact_copy, _Made, _Sample
+from .base import Called, attempt
+from .single import Single
+
+#: The ``out=`` tensors, by index.
+OUT_KINDS = ("of the right size", "empty (to be resized)", "not dense", "an input (overlapping it)")
+
+
+def takes_out(origin: Any, sample: _Sample) -> bool:
+    """Whether what ``origin`` checks has an out variant."""
+    if "out" in sample.kwargs:
+        return True
+    if origin is None:
+        return False
+    if origin.opinfo is not None:
+        return bool(getattr(origin.opinfo, "supports_out", False))
+    func = origin.func
+    schema = getattr(func, "_schema", None)
+    if schema is not None:
+        return any(a.name == "out" and a.kwarg_only for a in schema.arguments)
+    try:
+        return "out" in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _outs(result: Any) -> list[torch.Tensor] | None:
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)) and result and all(isinstance(r, torch.Tensor) for r in result):
+        return list(result)
+    return None
+
+
+def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+    origin = sample.origin
+    if origin is None or not takes_out(origin, sample):
+        return {}
+    grad_off = {pos: False for pos in sample.inputs}
+    args, kwargs = sample.build(requires_grad=grad_off)
+    kwargs.pop("out", None)
+    with torch.no_grad():
+        outs = _outs(origin.func(*args, **kwargs))  # what the out= tensors must hold
+    if outs is None or any(o.layout != torch.strided for o in outs):
+        return {}
+
+    def wrap(made: list[torch.Tensor]) -> Any:
+        return made[0] if len(made) == 1 else tuple(made)
+
+    found: dict[int, _Made] = {}
+    for index, kind in enumerate(OUT_KINDS[:3]):
+        made = []
+        for o in outs:
+            if index == 0:
+                made.append(torch.zeros(o.shape, dtype=o.dtype, device=o.device))
+            elif index == 1:
+                made.append(torch.zeros(0, dtype=o.dtype, device=o.device))
+            else:
+                made.append(torch.zeros((*o.shape, 2), dtype=o.dtype, device=o.device)[..., 0])
+        if index == 2 and all(o.numel() < 2 for o in outs):
+            continue  # fewer than two elements are dense whatever the strides
+        args, kwargs = sample.build(requires_grad=grad_off)
+        found[index] = _Made((args, {**kwargs, "out": wrap(made)}), f"out= {kind}", gradients=False)
+    if len(outs) == 1:
+        for pos in sample.inputs:
+            t = sample.tensor(pos)
+            if t.shape == outs[0].shape and t.dtype == outs[0].dtype and t.device == outs[0].device:
+                shared = _exact_copy(t, False)
+                args, kwargs = sample.build({pos: shared}, requires_grad=grad_off)
+                found[3] = _Made((args, {**kwargs, "out": shared}), f"out= {sample.name(pos)}", gradients=False)
+                break
+    return found
+
+
+class Out(Single):
+    """The default call; the overlapping ``out=`` (3) may be refused, by eager and compiled alike."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
+        if self.index != 3:
+            return super().call(fn, inputs)
+        called = Called(None, None)
+        called.out = called.compared = attempt(called, "the call with out= an input", lambda: fn(inputs))
+        return called
+
+
+def _indices(sample: _Sample) -> list[int]:
+    """What it derives, named before it is made (without calling the op): every kind."""
+    return list(range(len(OUT_KINDS))) if takes_out(sample.origin, sample) else []
+
+
+OUT = Transform(_derive, pattern=Out, indices=_indices)

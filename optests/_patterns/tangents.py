@@ -1,0 +1,67 @@
+"""``tangents``: the gradients taken with explicit ``grad_outputs``, the same for eager and
+compiled: seeded random values (not the constant +-1 of ``sum().abs()``), in a layout that differs
+from the outputs' (transposed, channels_last for 4-D, non-dense for 1-D), or expanded (stride 0).
+Autograd accepts a tangent of any layout, so a backward that fails in eager on one is a finding
+at ``backward`` (compiled code restrides tangents, and hides it)."""
+
+from __future__ import annotations
+
+import torch
+
+from .._transforms import Transform, _Made, _Sample
+from .base import Called, attempt
+from .derived import differentiable, same
+from .single import Single, tensors
+
+#: The samples ``tangents`` derives, by index: what each tangent is.
+LAYOUTS = ("random values", "random values in another layout", "random values expanded along dim 0")
+
+_TANGENT_SEED = 4321
+
+
+def _tangent(out: torch.Tensor, position: int, layout: int) -> torch.Tensor:
+    """A seeded random tangent for ``out`` (its shape, dtype, device) in layout ``layout``."""
+    generator = torch.Generator().manual_seed(_TANGENT_SEED + position)
+    dtype = out.dtype if (out.is_floating_point() or out.is_complex()) else torch.float32
+    shape = tuple(out.shape)
+    if layout == 2 and len(shape) >= 1 and shape[0] > 1:
+        row = torch.randn((1, *shape[1:]), generator=generator, dtype=torch.float64)
+        return row.to(out.device, dtype).expand(shape)
+    values = torch.randn(shape, generator=generator, dtype=torch.float64).to(out.device, dtype)
+    if layout != 1 or out.numel() < 2:
+        return values
+    if len(shape) == 4:
+        return values.contiguous(memory_format=torch.channels_last)
+    if len(shape) >= 2:
+        return values.transpose(-1, -2).contiguous().transpose(-1, -2)
+    gapped = torch.zeros((*shape, 2), dtype=dtype, device=out.device)
+    gapped[..., 0] = values
+    return gapped[..., 0]
+
+
+class Tangents(Single):
+    """One call; ``autograd.grad`` of the outputs that require grad with tangents of one layout."""
+
+    def __init__(self, layout: int) -> None:
+        self.layout = layout
+
+    def gradients(self, called: Called, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+        diff = [t for t in inputs if t.requires_grad]
+        outs = [t for t in tensors(called.out) if t.requires_grad]
+        grads = [_tangent(t, i, self.layout) for i, t in enumerate(outs)]
+        made = attempt(
+            called,
+            f"backward with {LAYOUTS[self.layout]} as grad_outputs",
+            lambda: torch.autograd.grad(outs, diff, grads, allow_unused=True),
+            backward=True,
+        )
+        return tuple(made) if made is not None else (None,) * len(diff)
+
+
+def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+    if not differentiable(sample):
+        return {}
+    return {i: same(sample, f"grad_outputs: {what}") for i, what in enumerate(LAYOUTS)}
+
+
+TANGENTS = Transform(_derive, pattern=Tangents)

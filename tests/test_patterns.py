@@ -1,0 +1,188 @@
+"""Call patterns: derived samples on the transform axis, declared once; each planted bug of
+``pattern_corpus.py`` flagged by its pattern alone, at its stage, by ``check_op``, ``optests
+check`` and the sweep with their defaults; no correct op flagged."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pattern_corpus as corpus
+import pytest
+import torch
+from sweepdir import install_sweep
+
+import optests
+from optests import _key
+from optests._key import CALL_PATTERNS, DERIVATIONS, TRANSFORMS, Mode, SampleKey, transform_name
+from optests._patterns import DEFAULT_PATTERN, get_pattern
+from optests._pipeline import Base
+from optests._transforms import MAX_PAIRS, Transform, derive, transform_of
+
+TESTS = Path(__file__).resolve().parent
+FIXTURES = TESTS / "sweep_fixtures"
+BIN = Path(sys.executable).parent
+
+
+def test_each_transform_and_pattern_is_declared_once_where_ids_and_options_read_it() -> None:
+    assert TRANSFORMS == tuple(DERIVATIONS)
+    assert set(CALL_PATTERNS) == {"tangents", "grad-mode", "backward", "outputs", "inplace", "out", "subclass", "autocast"}
+    for name in TRANSFORMS:
+        assert isinstance(transform_of(name), Transform), name
+        assert SampleKey.is_id(f"static-float32-cpu-sin-sample0-{name}")
+        assert SampleKey.is_id(f"static-float32-cpu-sin-sample0-{name}-3")
+    assert _key.parse_transforms("all") == TRANSFORMS
+    # "out" and "outputs" are told apart however the names are ordered
+    split = {"sin": ("sin", "")}.get
+    assert SampleKey.parse("static-float32-cpu-sin-sample2-outputs", split) == SampleKey(
+        "sin", "", Mode.STATIC, "float32", "cpu", 2, transform="outputs"
+    )
+    assert transform_name("out-3") == "out" and transform_name("grad-mode-1") == "grad-mode"
+
+
+def test_a_declaration_is_all_a_new_derivation_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One line in ``_key.DERIVATIONS`` naming a module's Transform row: derive finds it there."""
+    monkeypatch.setitem(DERIVATIONS, "flipped", f"{__name__}:FLIPPED")
+    transform_of.cache_clear()
+    try:
+        (d,) = derive("flipped", [torch.arange(3.0)], {})
+        assert d.suffix == "flipped-0" and torch.equal(d.args[0], torch.tensor([2.0, 1.0, 0.0]))
+    finally:
+        transform_of.cache_clear()
+
+
+def _flip(sample, draws, seed):  # type: ignore[no-untyped-def]
+    from optests._transforms import _Made
+
+    return {0: _Made(sample.build({pos: sample.tensor(pos).flip(0) for pos in sample.inputs}), "flipped")}
+
+
+FLIPPED = Transform(_flip)
+
+
+def test_a_pattern_derives_the_sample_as_it_is_checked_with_the_pattern_its_suffix_names() -> None:
+    x = torch.randn(3, 4, requires_grad=True)
+    base = Base(torch.sin, [x], {}, True)
+    for name in ("tangents", "grad-mode", "backward", "outputs", "subclass", "autocast"):
+        found = derive(name, [x], {}, origin=base)
+        assert found, name
+        for d in found:
+            assert d.pattern == d.suffix and get_pattern(d.pattern) is not None
+            assert torch.equal(d.args[0], x) and d.args[0] is not x
+    assert [d.check_gradients(True) for d in derive("grad-mode", [x], {})] == [False, False]
+    assert derive("autocast", [x], {})[0].judged is torch.bfloat16
+    assert get_pattern(DEFAULT_PATTERN) is not None
+    with pytest.raises(ValueError, match="unknown call pattern 'tangents-x'"):
+        get_pattern("tangents-x")
+
+
+def test_inplace_and_out_need_the_sample_s_origin() -> None:
+    x, s = torch.randn(3, 4), torch.randn(3, 4)
+    assert derive("inplace", [x, s], {}) == [] and derive("out", [x], {}) == []
+    (plain,) = derive("inplace", [x, s], {}, origin=Base(corpus.scale, [x, s], {}, "auto"))
+    assert plain.func is corpus.scale_ and plain.suffix == "inplace-0"
+    outs = derive("out", [x], {}, origin=Base(corpus.halve, [x], {}, "auto"))
+    assert [d.suffix for d in outs] == ["out-0", "out-1", "out-2", "out-3"]
+    assert outs[1].kwargs["out"].shape == (0,) and not outs[2].kwargs["out"].is_contiguous()
+    assert outs[3].kwargs["out"] is outs[3].args[0]
+
+
+def test_aliased_keeps_its_pairs_and_adds_overlapping_slices() -> None:
+    a, b, c = torch.randn(4, 3), torch.randn(4, 3), torch.randn(2, 3)
+    found = {d.suffix: d for d in derive("aliased", [a, b, c], {})}
+    assert found["aliased-0"].description == "args[0] and args[1] as the two halves of one storage"
+    slice_ = found[f"aliased-{MAX_PAIRS}"]
+    state, part = slice_.args[0], slice_.args[2]
+    assert slice_.description == "args[2] as args[0][1:3], overlapping it"
+    assert part.storage_offset() == 3 and part.untyped_storage().data_ptr() == state.untyped_storage().data_ptr()
+    assert torch.equal(state, a) and torch.equal(part, a[1:3])
+
+
+def _failures(checks: list[optests.SampleCheck]) -> set[tuple[str, str]]:
+    return {(transform_name(c.key.transform), str(c.result.stage)) for c in checks if c.result.outcome is optests.Outcome.FAILED}
+
+
+@pytest.mark.parametrize("name", sorted(corpus.BUGS))
+def test_check_op_flags_each_bug_by_its_pattern_alone(name: str) -> None:
+    bug = corpus.BUGS[name]
+    failed = _failures(optests.check_op(bug.func, [bug.make()]))
+    assert (bug.pattern, bug.stage) in failed
+    assert {pattern for pattern, _ in failed} <= {bug.pattern, *bug.also}, failed
+
+
+@pytest.mark.parametrize("name", sorted(corpus.CORRECT))
+def test_check_op_passes_each_correct_op_under_every_transform_and_pattern(name: str) -> None:
+    op = corpus.CORRECT[name]
+    checks = optests.check_op(op.func, [op.make()])
+    assert not _failures(checks), [c.result.message for c in checks if c.result.outcome is optests.Outcome.FAILED]
+    assert {transform_name(c.key.transform) for c in checks} >= {"tangents", "backward", "outputs", "grad-mode"}
+
+
+_SAMPLES = """
+import pattern_corpus as corpus
+
+def times3():
+    return [corpus.BUGS["times3"].make()]
+"""
+
+
+def test_optests_check_applies_every_pattern_by_default(tmp_path: Path) -> None:
+    (tmp_path / "psamples.py").write_text(_SAMPLES)
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+
+    def check(op: str, func: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        command = [str(BIN / "optests"), "check", op, "--import", "psamples", "--samples", f"psamples:{func}", *extra]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+
+    bad = check("optests_pcorpus::times3", "times3", "--json", "out.json")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "sample 0 tangents-1 [backward]" in bad.stdout, bad.stdout
+    records = json.loads((tmp_path / "out.json").read_text())["samples"]
+    assert {r["transform"] for r in records} >= {"tangents-1", "backward-2", "grad-mode-1", "outputs", "subclass", "autocast"}
+    failed = {r["transform"] for r in records if r["outcome"] == "failed"}
+    assert failed == {"tangents-1"}, failed
+    plain = check("optests_pcorpus::times3", "times3", "--transforms", "none")
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    only = check("optests_pcorpus::times3", "times3", "--transforms", "tangents")
+    assert only.returncode == 1 and "tangents-1" in only.stdout
+    # the repro script makes the pattern the check ran with, and shows the finding without optests
+    script = tmp_path / "optests-repro" / "optests_pcorpus__times3-static-float32-sample0-tangents-1.py"
+    text = script.read_text()
+    assert "PATTERNS['tangents-1'] = Tangents(1)" in text and "import optests" not in text
+    rerun = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert rerun.returncode == 1 and "REPRODUCED" in rerun.stdout, rerun.stdout + rerun.stderr
+    assert "grad of args[0]=max abs diff" in rerun.stdout
+
+
+def test_the_sweep_flags_each_bug_by_its_pattern_and_no_correct_op(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_sweep(pytester.path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FIXTURES), str(TESTS)]))
+    args = [
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "--optests-dbs=pattern_ops:ops",
+        "--optests-transforms=all",
+        "--optests-modes=static",
+    ]
+    result = pytester.runpytest_subprocess(*args, "--optests-results=r.json", "--optests-accept")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    records = json.loads((pytester.path / "r.json").read_text())["samples"]
+    found = {
+        (str(r["op"]), str(r["mode"]), transform_name(str(r["transform"])), str(r["stage"]))
+        for r in records
+        if r["outcome"] == "failed"
+    }
+    for name, bug in corpus.BUGS.items():
+        assert (f"bug_{name}", "static", bug.pattern, bug.stage) in found, name
+        assert {f[2] for f in found if f[0] == f"bug_{name}"} <= {bug.pattern, *bug.also}, name
+    assert not {f for f in found if f[0].startswith("correct_")}
+    assert {transform_name(str(r["transform"])) for r in records if r["transform"]} == set(TRANSFORMS)
+    again = pytester.runpytest_subprocess(*args, "--optests-strict-registry")
+    assert again.ret == pytest.ExitCode.OK, again.stdout.str()
