@@ -152,6 +152,16 @@ def test_a_faithful_user_backend_passes() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_a_faithful_user_backend_passes_under_every_transform_and_call_pattern() -> None:
+    """The defaults of ``optests check``: every transform and call pattern. Dynamo's documented
+    graph breaks for an ``out=`` tensor to resize or a non-dense one (the same for every op) make
+    those samples not applicable, not findings."""
+    done = _optests("check", "sin", "--backends", "tests.user_backends:faithful", "--modes", "static")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "N/A   static         float32  sample 0 out-1" in done.stdout
+    assert "N/A   static         float32  sample 0 out-2" in done.stdout
+
+
 def test_a_finding_s_repro_reruns_it_under_its_backend() -> None:
     result = optests.run_check(
         torch.sin, [torch.randn(4, requires_grad=True)], {}, dynamic=False, backend="user_backends:sin_as_cos"

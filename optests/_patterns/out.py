@@ -14,11 +14,16 @@ from typing import Any
 import torch
 
 from .._transforms import Transform, _exact_copy, _Made, _Sample
-from .base import Called, attempt
+from .base import Called, Unsupported, attempt
 from .single import Single
 
 #: The ``out=`` tensors, by index.
 OUT_KINDS = ("of the right size", "empty (to be resized)", "not dense", "an input (overlapping it)")
+
+#: Dynamo's documented graph breaks for ``out=`` tensors it does not trace, the same for every op
+#: (an ``out=`` tensor to resize, a non-dense one): under ``fullgraph=True`` such a call is not
+#: supported, so the derived sample is not applicable (:class:`~optests._patterns.Unsupported`).
+UNSUPPORTED = ("Shape mismatch with out= tensor variant", "non-contiguous `out=` tensor")
 
 
 def takes_out(origin: Any, sample: _Sample) -> bool:
@@ -95,7 +100,12 @@ class Out(Single):
 
     def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
         if self.index != 3:
-            return super().call(fn, inputs)
+            try:
+                return super().call(fn, inputs)
+            except Exception as e:
+                if any(text in str(e) for text in UNSUPPORTED):
+                    raise Unsupported(str(e).strip().splitlines()[0]) from e
+                raise
         called = Called(None, None)
         called.out = called.compared = attempt(called, "the call with out= an input", lambda: fn(inputs))
         return called
