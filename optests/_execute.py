@@ -14,8 +14,12 @@ def decoration_skip(case: Case) -> str:
     import torch
 
     from . import _opinfo
+    from ._backends import get_backend
 
-    deco = _opinfo.decorations(_opinfo.opinfo(case.ref), case.key.mode.dynamic, case.key.device, getattr(torch, case.key.dtype))
+    test = get_backend(case.key.backend).opinfo_test  # the in-tree test the backend stands for, as _pipeline.check reads it
+    deco = _opinfo.decorations(
+        _opinfo.opinfo(case.ref), case.key.mode.dynamic, case.key.device, getattr(torch, case.key.dtype), test
+    )
     return deco.skip_message
 
 

@@ -463,3 +463,15 @@ def test_low_precision_is_judged_against_a_higher_precision_reference() -> None:
     assert judged.notes[0].startswith("out: rounding: compiled is")
     unjudged = optests.run_check(chain, [x], {}, float64_reference=False, **options)
     assert unjudged.stage == "forward"
+
+
+def test_the_sweep_skips_what_the_backend_s_in_tree_test_skips() -> None:
+    """The sweep reads the OpInfo's skips for the in-tree test the backend stands for, as
+    ``optests check`` does (``TestInductorOpInfo`` under inductor)."""
+    from optests._case import Case
+    from optests._execute import decoration_skip
+
+    ref = next(r for r in _opinfo.all_ops(("op_db",)) if r.id == "nn.functional.linear_cross_entropy.chunked")
+    assert decoration_skip(Case.of(ref, "static", "float32", "cpu", 0)) == ""
+    under = decoration_skip(Case.of(ref, "static", "float32", "cpu", 0, backend="inductor"))
+    assert under.startswith("the OpInfo's decorations skip TestInductorOpInfo here:"), under

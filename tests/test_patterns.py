@@ -186,3 +186,26 @@ def test_the_sweep_flags_each_bug_by_its_pattern_and_no_correct_op(
     assert {transform_name(str(r["transform"])) for r in records if r["transform"]} == set(TRANSFORMS)
     again = pytester.runpytest_subprocess(*args, "--optests-strict-registry")
     assert again.ret == pytest.ExitCode.OK, again.stdout.str()
+
+
+def test_takes_out_reads_a_custom_op_s_schema_and_an_aten_op_s() -> None:
+    """A ``torch.library.custom_op`` keeps its schema as a string (reading it as a schema raised,
+    and the op derived nothing); its OpOverload's is read. Custom ops take no keyword-only
+    tensors, so none has an ``out=`` variant."""
+    from types import SimpleNamespace
+
+    from optests._patterns.out import takes_out
+
+    @torch.library.custom_op("optests_patterns::scale_into", mutates_args=("out",))
+    def scale_into(x: torch.Tensor, out: torch.Tensor) -> None:
+        out.copy_(x * 2)
+
+    @torch.library.custom_op("optests_patterns::scale", mutates_args=())
+    def scale(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def of(func: object) -> bool:
+        return takes_out(SimpleNamespace(opinfo=None, func=func), SimpleNamespace(kwargs={}))  # type: ignore[arg-type]
+
+    assert not of(scale_into) and not of(scale)
+    assert of(torch.ops.aten.sin.out) and not of(torch.ops.aten.sin.default)

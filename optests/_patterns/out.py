@@ -23,7 +23,7 @@ OUT_KINDS = ("of the right size", "empty (to be resized)", "not dense", "an inpu
 #: Dynamo's documented graph breaks for ``out=`` tensors it does not trace, the same for every op
 #: (an ``out=`` tensor to resize, a non-dense one): under ``fullgraph=True`` such a call is not
 #: supported, so the derived sample is not applicable (:class:`~optests._patterns.Unsupported`).
-UNSUPPORTED = ("Shape mismatch with out= tensor variant", "non-contiguous `out=` tensor")
+UNSUPPORTED = ("Shape mismatch with out=", "non-contiguous `out=`")
 
 
 def takes_out(origin: Any, sample: _Sample) -> bool:
@@ -34,9 +34,9 @@ def takes_out(origin: Any, sample: _Sample) -> bool:
         return False
     if origin.opinfo is not None:
         return bool(getattr(origin.opinfo, "supports_out", False))
-    func = origin.func
+    func = getattr(origin.func, "_opoverload", origin.func)  # a torch.library.custom_op: its OpOverload
     schema = getattr(func, "_schema", None)
-    if schema is not None:
+    if isinstance(schema, torch._C.FunctionSchema):
         return any(a.name == "out" and a.kwarg_only for a in schema.arguments)
     try:
         return "out" in inspect.signature(func).parameters
