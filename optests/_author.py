@@ -358,23 +358,24 @@ def run_planned(
             if isinstance(answer, _runner.Died):
                 answer = (died(p.key, answer, time.perf_counter() - start), p.base.check_gradients, None)
             result, check_gradients, smallest = answer
-            inputs = _inputs(p)
-            out.append(SampleCheck(p.key, result, inputs, check_gradients, smallest, p.base.func))
+            inputs, func = _inputs(p)
+            out.append(SampleCheck(p.key, result, inputs, check_gradients, smallest, func))
     finally:
         if runner is not None:
             runner.close()
     return out
 
 
-def _inputs(p: _Planned) -> Sample:
-    """The inputs ``p`` checks: its sample, or the one its transform derives (derived again: a
-    transform is deterministic)."""
-    args, kwargs = p.base.args, p.base.kwargs
+def _inputs(p: _Planned) -> tuple[Sample, Callable[..., Any]]:
+    """The inputs ``p`` checks and the callable it compiles: its sample and op, or what its
+    transform derives (derived again: a transform is deterministic; ``inplace`` calls the op's
+    in-place variant)."""
+    args, kwargs, func = p.base.args, p.base.kwargs, p.base.func
     if p.key.transform:
         d = derive(p.key, p.base)
         if d is not None:
-            args, kwargs = d.args, d.kwargs
-    return list(args), dict(kwargs)
+            args, kwargs, func = d.args, d.kwargs, d.func or func
+    return (list(args), dict(kwargs)), func
 
 
 def shrinkable(suffix: str) -> bool:

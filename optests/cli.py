@@ -134,7 +134,9 @@ def _check(args: argparse.Namespace) -> int:
         if c.shrunk is not None:  # a resized finding: the repro takes the smallest sizes that fail alike
             inputs, sizes = c.shrunk
             print(f"    shrunk: {sizes} fail at {error.stage} too; the repro uses them")
-        override = _opinfo_func_source(target.opinfo) if hasattr(target.opinfo, "sample_inputs") else None
+        # the OpInfo's op by its source, unless the check compiled another callable (an in-place variant)
+        own = c.func is None or c.func is target.func
+        override = _opinfo_func_source(target.opinfo) if own and hasattr(target.opinfo, "sample_inputs") else None
         try:
             # the check's own options, and the sample as it was: for a randomized finding the
             # script makes the same random data from it

@@ -209,3 +209,12 @@ def test_takes_out_reads_a_custom_op_s_schema_and_an_aten_op_s() -> None:
 
     assert not of(scale_into) and not of(scale)
     assert of(torch.ops.aten.sin.out) and not of(torch.ops.aten.sin.default)
+
+
+def test_an_inplace_finding_names_the_in_place_variant_it_compiled() -> None:
+    """What ``optests check`` writes a repro of: the callable the check compiled."""
+    bug = corpus.BUGS["scale"]
+    checks = optests.check_op(bug.func, [bug.make()], modes=["static"], transforms="inplace")
+    failed = [c for c in checks if c.result.outcome is optests.Outcome.FAILED]
+    assert failed and all(c.func is bug.inplace for c in failed), [(c.id, c.func) for c in failed]
+    assert all(c.func is bug.func for c in checks if not c.key.transform)
