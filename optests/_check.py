@@ -535,12 +535,14 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
     try:
         eager.called = _called(pattern, call.eager, eager.inputs)
     except Exception as e:
+        _refused_alike(compiled, originals, opts, e, None)
         raise make(EagerFailure, "eager call", f"raised {_error_line(e)}", "no error") from e
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
     if gradients:
         try:
             eager.grads = pattern.gradients(eager.called, eager.inputs)
         except Exception as e:
+            _refused_alike(compiled, originals, opts, None, e)
             raise make(EagerFailure, "eager backward", f"raised {_error_line(e)}", "no error") from e
         if all(g is None for g in eager.grads) and any(t.grad_fn is not None for t in originals):
             # Eager has no gradient to give; autograd must refuse the compiled call alike.
@@ -571,6 +573,34 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
         if applies(opts.options):
             compare(compared)
     return gradients
+
+
+def _refused_alike(
+    compiled: Callable[..., Any],
+    originals: list[torch.Tensor],
+    opts: _Checking,
+    call: Exception | None,
+    backward: Exception | None,
+) -> None:
+    """Under a call pattern (not the default call), where eager's call (``call``) or backward
+    (``backward``) raised: the compiled function must refuse alike. A compiled call that goes
+    through is a finding, as any difference in which one raises; where it raises too, the sample
+    is not applicable (the caller's eager failure). The default call keeps eager's failure as the
+    sample's precondition: a sample eager cannot run is no valid call."""
+    if opts.options.pattern == DEFAULT_PATTERN:
+        return
+    inputs = _copies(originals)
+    try:
+        called = _called(opts.pattern, compiled, inputs)
+        if backward is not None:
+            opts.pattern.gradients(called, inputs)
+    except Exception:
+        return
+    make = _finding_factory(opts)
+    if call is not None:
+        raise make(ForwardMismatch, "compiled call", "no error", f"raised {_error_line(call)} (as eager)") from call
+    assert backward is not None
+    raise make(BackwardMismatch, "compiled backward", "no error", f"raised {_error_line(backward)} (as eager)") from backward
 
 
 @dataclass(frozen=True)

@@ -218,3 +218,25 @@ def test_an_inplace_finding_names_the_in_place_variant_it_compiled() -> None:
     failed = [c for c in checks if c.result.outcome is optests.Outcome.FAILED]
     assert failed and all(c.func is bug.inplace for c in failed), [(c.id, c.func) for c in failed]
     assert all(c.func is bug.func for c in checks if not c.key.transform)
+
+
+def _refuses_without_grad_in_eager(x: torch.Tensor) -> torch.Tensor:
+    """Refuses a call without grad mode, but only on real tensors: the trace (fake tensors) lets
+    it through, so the compiled function never refuses."""
+    if type(x) is torch.Tensor and not torch.is_grad_enabled():
+        raise RuntimeError("refused without grad mode")
+    return x * 2
+
+
+def test_a_call_pattern_eager_refuses_and_compiled_runs_is_a_finding() -> None:
+    """Under a call pattern, which of eager and compiled raises is a difference like any other;
+    the default call keeps an eager failure as not applicable (no valid call)."""
+    make = corpus.CORRECT["sum_of_squares"].make
+    checks = optests.check_op(_refuses_without_grad_in_eager, [make()], modes=["static"], transforms="grad-mode")
+    by = {c.key.transform: c.result for c in checks}
+    assert by[""].passed
+    for suffix in ("grad-mode-0", "grad-mode-1"):  # no_grad, inference_mode
+        assert by[suffix].stage is optests.Stage.FORWARD, by[suffix].message
+        assert (
+            "compiled call=no error, but expected raised RuntimeError: refused without grad mode (as eager)" in by[suffix].message
+        )
