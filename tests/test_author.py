@@ -50,11 +50,17 @@ def test_the_readme_walkthrough_works_as_written(tmp_path: Path) -> None:
     assert _run(repro, tmp_path).returncode == 0
     again = _run(check, tmp_path)
     assert again.returncode == 0, again.stdout
-    assert "13 checks: 13 passed, 0 failed, 0 not expected" in again.stdout  # 2 samples and 11 derived (resized: one draw)
+    assert (
+        "19 checks: 19 passed, 0 failed, 0 not expected" in again.stdout
+    )  # 2 samples and 17 derived (resized: one draw; outputs, subclass, autocast: one each)
 
 
 def test_check_of_a_builtin_op_by_name_and_glob(tmp_path: Path) -> None:
-    done = _run(".venv/bin/optests check sin nn.functional.relu --modes static --json out.json", tmp_path)
+    # the input transforms: under the call patterns these ops have real findings (out= resized, autocast)
+    done = _run(
+        ".venv/bin/optests check sin nn.functional.relu --modes static --transforms noncontiguous,transposed,duplicated,aliased,grad-subset,dtypes,resized --json out.json",
+        tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sin: " in done.stdout and "nn.functional.relu: " in done.stdout
     assert '"kind": "optests-results"' in (tmp_path / "out.json").read_text()
@@ -127,7 +133,15 @@ def test_check_op_returns_a_result_per_sample_and_mode() -> None:
         ("dynamic", 1, optests.Stage.METADATA),
     ]
     good, make_good, _ = CORRECT["transposed_double"]
-    assert all(c.result.passed for c in optests.check_op(good, samples=[make_good()], modes=["static"]))
+    assert all(
+        c.result.passed
+        for c in optests.check_op(
+            good,
+            samples=[make_good()],
+            modes=["static"],
+            transforms="noncontiguous,transposed,duplicated,aliased,grad-subset,dtypes,resized",
+        )
+    )
     assert all(c.result.passed for c in optests.check_op("nn.functional.relu", modes=["static"], transforms="none"))
     with pytest.raises(optests.AuthorError, match="has no OpInfo: give its samples"):
         optests.check_op(torch.ops.aten.sin.default)
@@ -250,7 +264,10 @@ def test_check_honours_the_registry_for_a_dotted_op_name(tmp_path: Path) -> None
     assert "XFAIL static         float32  sample 0 [trace]" in done.stdout
     records = json.loads(out.read_text())["samples"]
     assert {(r["op"], r["variant"]) for r in records} == {("nn.functional.ctc_loss", "")}
-    hermitian = _run(f".venv/bin/optests check linalg.pinv.hermitian --modes static --json {out}", tmp_path)
+    hermitian = _run(
+        f".venv/bin/optests check linalg.pinv.hermitian --modes static --transforms noncontiguous,transposed,duplicated,aliased,grad-subset,dtypes,resized --json {out}",
+        tmp_path,
+    )
     assert hermitian.returncode == 0, hermitian.stdout + hermitian.stderr
     assert {(r["op"], r["variant"]) for r in json.loads(out.read_text())["samples"]} == {("linalg.pinv", "hermitian")}
 
