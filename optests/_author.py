@@ -242,17 +242,12 @@ def transforms_of(value: str | Sequence[str]) -> tuple[str, ...]:
 def backends_of(value: str | Sequence[str]) -> tuple[str, ...]:
     """A comma-separated string or a sequence of backend names, each one :func:`optests._backends.get_backend`
     resolves (a registered name, ``dynamo:NAME`` or ``MODULE:ATTRIBUTE``)."""
-    from ._backends import BACKENDS, get_backend
+    from ._backends import parse_backends
 
-    names = [n.strip() for n in (value.split(",") if isinstance(value, str) else value) if n.strip()]
-    if not names:
-        raise AuthorError(f"backends: none given; known: {', '.join(BACKENDS)}")
-    for name in names:
-        try:
-            get_backend(name)
-        except ValueError as e:
-            raise AuthorError(f"backends: {e}") from None
-    return tuple(dict.fromkeys(names))
+    try:
+        return parse_backends(value)
+    except ValueError as e:
+        raise AuthorError(f"backends: {e}") from None
 
 
 def plan(

@@ -66,17 +66,12 @@ def _transforms(option: str, value: str) -> tuple[str, ...]:
 def _backends(option: str, value: str) -> tuple[str, ...]:
     """Each name one :func:`optests._backends.get_backend` resolves: ``dynamo:NAME`` and
     ``MODULE:ATTRIBUTE`` import what they name here (torch), when a run asks for them."""
-    from ._backends import BACKENDS, get_backend
+    from ._backends import parse_backends
 
-    items = _csv(value)
-    if not items:
-        raise SettingError(f"{option}: empty; valid: {', '.join(BACKENDS)}, dynamo:NAME or MODULE:ATTRIBUTE")
-    for item in items:
-        try:
-            get_backend(item)
-        except ValueError as e:
-            raise SettingError(f"{option}: {e}") from None
-    return tuple(dict.fromkeys(items))
+    try:
+        return parse_backends(value)
+    except ValueError as e:
+        raise SettingError(f"{option}: {e}") from None
 
 
 def _select(option: str, value: str) -> Selection:

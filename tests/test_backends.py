@@ -183,6 +183,7 @@ BAD = {
     "nosuch.mod:x": "backend 'nosuch.mod:x': module nosuch.mod cannot be imported (ModuleNotFoundError: No module named 'nosuch')",
     "dynamo:nosuch": "backend 'dynamo:nosuch': 'nosuch' is not a Dynamo backend; known: ",
     "nosuch": "unknown backend 'nosuch'; valid: aot_eager, aot_eager_decomp_partition, inductor, dynamo:NAME or MODULE:ATTRIBUTE",
+    " , ": "none given; valid: aot_eager, aot_eager_decomp_partition, inductor, dynamo:NAME or MODULE:ATTRIBUTE",
 }
 
 
@@ -204,7 +205,7 @@ def test_a_bad_backend_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch) -
 def test_a_bad_backend_is_a_usage_error_in_the_sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     install_sweep(pytester.path)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # tests.user_backends is importable from the root
-    for spec in ("tests.user_backends:not_callable", "nosuch.mod:x"):
+    for spec in ("tests.user_backends:not_callable", "nosuch.mod:x", " , "):
         result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--optests-backends={spec}", str(pytester.path))
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([f"ERROR: --optests-backends: {BAD[spec]}"])

@@ -16,8 +16,9 @@ from optests._results import SampleResult, read
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_transforms", ROOT / "bench" / "transforms.py")
+def _bench(name: str) -> ModuleType:
+    """``bench/NAME.py``, imported as a module."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -39,7 +40,7 @@ def test_the_report_counts_each_transform_against_the_base_of_the_same_run() -> 
         _r(0, "duplicated-0", na=True, duration=0.5),
     ]
     # 2 workers, 4 s: 8 worker-seconds, of which 6.5 are checks; 0.3 s of overhead a sample
-    lines = _bench().report(records, wall=4.0, workers=2)
+    lines = _bench("transforms").report(records, wall=4.0, workers=2)
     assert lines[0] == "5 samples in 0.1 min with 2 workers; harness overhead 300 ms a sample"
     assert lines[1] == "base: 2 samples, check time 0.0 min, sweep time 0.0 min (the baseline)"
     table = {line.split()[0]: line.split()[1:] for line in lines[4:]}
@@ -59,23 +60,15 @@ def test_the_report_prices_each_call_pattern_after_the_input_transforms() -> Non
         _r(1, "tangents-0"),
         _r(0, "outputs"),
     ]
-    lines = _bench().report(records, wall=6.0, workers=1)
+    lines = _bench("transforms").report(records, wall=6.0, workers=1)
     names = [line.split()[0] for line in lines[4:]]
     assert names == ["transposed", "--", "outputs", "tangents"]
     tangents = lines[4:][names.index("tangents")].split()[1:]
     assert tangents[:3] == ["2", "1.00", "0"] and tangents[-3:] == ["1", "backward", "1"]
 
 
-def _scale() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "bench" / "scale.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_scale_bench_runs_each_command_on_a_synthetic_run(tmp_path: Path) -> None:
-    scale = _scale()
+    scale = _bench("scale")
     rows = scale.run(200, tmp_path, ROOT)
     assert [name for name, _, _ in rows] == ["json.load", "merge", "diff", "history ingest", "ingest 2nd", "dashboard"]
     assert all(seconds > 0 and mb > 0 for _, seconds, mb in rows)
@@ -92,20 +85,12 @@ def test_the_scale_bench_measures_the_checkout_it_is_given(tmp_path: Path) -> No
     other.mkdir(parents=True)
     (other / "__init__.py").write_text("")
     (other / "cli.py").write_text("raise SystemExit(7)\n")  # not this checkout's optests
-    seconds, mb = _scale().measure([sys.executable, "-m", "optests.cli"], other.parent, tmp_path, ok=(7,))
+    seconds, mb = _bench("scale").measure([sys.executable, "-m", "optests.cli"], other.parent, tmp_path, ok=(7,))
     assert seconds > 0 and mb > 0
 
 
-def _speed() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_speed", ROOT / "bench" / "speed.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_speed_bench_states_overhead_and_the_cpu_outside_the_checks() -> None:
-    speed = _speed()
+    speed = _bench("speed")
     # 100 samples, 60 s wall, 100 s of checks on 2 workers (50 s): 1.2x; 110 s of CPU: 10 s outside
     run = speed.SweepRun(100, 60.0, 100.0, 110.0, "100 passed in 59.0s", None)
     assert run.line(2) == (
@@ -117,7 +102,7 @@ def test_the_speed_bench_states_overhead_and_the_cpu_outside_the_checks() -> Non
 def test_the_speed_bench_refuses_bad_modes_and_counts(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    speed = _speed()
+    speed = _bench("speed")
     assert speed._modes("static") == ("static",)
     for argv in (["--modes", "statik"], ["--every", "0"], ["--repeat", "-1"], ["--all", "--every", "3"]):
         monkeypatch.setattr(sys, "argv", ["speed.py", *argv])
@@ -128,21 +113,13 @@ def test_the_speed_bench_refuses_bad_modes_and_counts(
 
 
 def test_the_speed_bench_takes_every_kth_op_and_a_baseline_from_a_worktree() -> None:
-    speed = _speed()
+    speed = _bench("speed")
     from optests import _opinfo
 
     assert speed.every_kth(200).split(",") == [r.id for r in _opinfo.all_ops()[::200]]
     with speed._worktree("HEAD") as tree:
         assert (tree / "optests" / "__init__.py").is_file() and (tree / "opinfo_sweeps").is_dir()
     assert not tree.exists()  # removed afterwards
-
-
-def _backends_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_backends", ROOT / "bench" / "backends.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_backends_bench_prices_each_backend_against_aot_eager_on_the_same_samples() -> None:
@@ -157,7 +134,7 @@ def test_the_backends_bench_prices_each_backend_against_aot_eager_on_the_same_sa
         r(0, "inductor", 4.0, Stage.FORWARD),  # new: aot_eager passes
         r(1, "inductor", 2.0, Stage.TRACE),
     ]
-    lines = _backends_bench().report(records)
+    lines = _bench("backends").report(records)
     assert lines[0] == "3 samples under aot_eager, check time 4.0 s (the baseline)"
     (row,) = [line.split() for line in lines[3:]]
     # samples, median and max of the per-sample ratios (4, 1), check time, its ratio (6 s / 3 s),

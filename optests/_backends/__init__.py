@@ -31,7 +31,7 @@ from .dynamo import Dynamo
 from .inductor import Inductor
 from .user import resolve
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "DYNAMO", "NAME", "Backend", "get_backend", "register"]
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "DYNAMO", "NAME", "Backend", "get_backend", "parse_backends", "register"]
 
 
 class Backend(Protocol):
@@ -89,6 +89,17 @@ def register(name: str, backend: Backend) -> None:
             f"backend {name!r} has no {', '.join(missing)}, but expected the Backend protocol's {', '.join(_ATTRIBUTES)} and compile"
         )
     BACKENDS[name] = backend
+
+
+def parse_backends(value: str | Sequence[str]) -> tuple[str, ...]:
+    """Backend names as users give them (comma-separated, or a sequence), each one
+    :func:`get_backend` resolves, in order, without duplicates; a one-line ``ValueError``."""
+    names = [n.strip() for n in (value.split(",") if isinstance(value, str) else value) if n.strip()]
+    if not names:
+        raise ValueError(f"none given; valid: {', '.join(BACKENDS)}, {DYNAMO}NAME or MODULE:ATTRIBUTE")
+    for name in names:
+        get_backend(name)
+    return tuple(dict.fromkeys(names))
 
 
 def get_backend(name: str) -> Backend:
