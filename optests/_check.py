@@ -708,6 +708,14 @@ def _refusals(c: _Compared) -> None:
     assert c.eager.called is not None and c.comp.called is not None
     make = _finding_factory(c.opts)
     for e, c_ in zip(c.eager.called.refused, c.comp.called.refused):
+        if e.error and e.must_succeed:  # the op's bug, whatever compiled code (which restrides) does
+            raise make(
+                BackwardMismatch if e.backward else ForwardMismatch,
+                f"eager {e.step}",
+                f"raised {e.error}",
+                "no error",
+                detail="Autograd takes a tangent of any layout: the op's backward must accept it in eager too.",
+            )
         if e.error != c_.error:
             raise make(
                 BackwardMismatch if e.backward else ForwardMismatch,

@@ -240,3 +240,40 @@ def test_a_call_pattern_eager_refuses_and_compiled_runs_is_a_finding() -> None:
         assert (
             "compiled call=no error, but expected raised RuntimeError: refused without grad mode (as eager)" in by[suffix].message
         )
+
+
+@torch.library.custom_op("optests_patterns::dense_backward", mutates_args=())
+def _dense_backward(grad: torch.Tensor) -> torch.Tensor:
+    if not grad.is_contiguous():
+        raise RuntimeError("dense_backward: expected a contiguous gradient")
+    return grad * 3
+
+
+_dense_backward.register_fake(lambda grad: torch.empty_like(grad, memory_format=torch.contiguous_format))
+
+
+@torch.library.custom_op("optests_patterns::times3_dense", mutates_args=())
+def _times3_dense(x: torch.Tensor) -> torch.Tensor:
+    return x * 3
+
+
+_times3_dense.register_fake(lambda x: torch.empty_like(x))
+_times3_dense.register_autograd(lambda ctx, grad: _dense_backward(grad))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "dynamo:eager"])
+def test_an_eager_backward_that_refuses_a_tangent_layout_is_a_finding_whatever_compiled_does(backend: str) -> None:
+    """Autograd takes a tangent of any layout. AOTAutograd restrides tangents, so its backward
+    goes through where eager's raises; Dynamo's eager backend passes them on as they are, so both
+    raise: a finding at ``backward`` either way (the op's bug)."""
+    checks = optests.check_op(
+        _times3_dense,
+        [([torch.randn(3, 4, requires_grad=True)], {})],
+        modes=["static"],
+        transforms="tangents",
+        backends=[backend],
+    )
+    by = {c.key.transform: c.result for c in checks}
+    assert by["tangents-0"].passed  # random values, dense
+    message = "eager backward with random values in another layout as grad_outputs=raised RuntimeError, but expected no error"
+    assert by["tangents-1"].stage is optests.Stage.BACKWARD and by["tangents-1"].message.startswith(message)

@@ -43,16 +43,19 @@ class Refusal:
     error: str
     #: A step of the backward (a finding at ``backward``), else of the forward.
     backward: bool = False
+    #: A step autograd must take for any op (a backward with tangents of any layout): eager's
+    #: error is a finding whatever the compiled call does.
+    must_succeed: bool = False
 
 
-def attempt(called: Called, step: str, action: Callable[[], Any], *, backward: bool = False) -> Any:
+def attempt(called: Called, step: str, action: Callable[[], Any], *, backward: bool = False, must_succeed: bool = False) -> Any:
     """Run ``action``, recording in ``called`` whether it raised (and what); its result, or None."""
     try:
         result = action()
     except Exception as e:
-        called.refused.append(Refusal(step, type(e).__name__, backward))
+        called.refused.append(Refusal(step, type(e).__name__, backward, must_succeed))
         return None
-    called.refused.append(Refusal(step, "", backward))
+    called.refused.append(Refusal(step, "", backward, must_succeed))
     return result
 
 

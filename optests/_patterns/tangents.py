@@ -54,6 +54,7 @@ class Tangents(Single):
             f"backward with {LAYOUTS[self.layout]} as grad_outputs",
             lambda: torch.autograd.grad(outs, diff, grads, allow_unused=True),
             backward=True,
+            must_succeed=True,
         )
         return tuple(made) if made is not None else (None,) * len(diff)
 
