@@ -68,7 +68,10 @@ def test_the_installed_package_is_the_wheel(fresh_env: Path, tmp_path: Path) -> 
 
 
 def test_optests_check_runs(fresh_env: Path, tmp_path: Path) -> None:
-    done = _run([fresh_env / "bin" / "optests", "check", "sin", "--modes", "static"], tmp_path)
+    # the input transforms: with every call pattern too, sin's out= to resize is a finding (an
+    # AOTAutograd bug, findings/aot_out_resize.py) that only the repository's registry expects
+    transforms = "noncontiguous,transposed,duplicated,aliased,grad-subset,dtypes,resized"
+    done = _run([fresh_env / "bin" / "optests", "check", "sin", "--modes", "static", "--transforms", transforms], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS  static" in done.stdout and re.search(r"(\d+) checks: \1 passed, 0 failed", done.stdout), done.stdout
     assert "derived by noncontiguous" in done.stdout  # the transforms, and hypothesis with them, are installed
