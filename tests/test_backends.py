@@ -86,6 +86,21 @@ def test_without_the_wrong_decomposition_the_op_is_clean() -> None:
     assert {c.result.outcome.value for c in checks} <= {"passed", "not_applicable"}
 
 
+def test_a_decomposition_that_calls_into_inductor_s_lowerings_runs_in_a_fresh_process() -> None:
+    """max_pool2d_with_indices's decomposition asks ``torch._inductor.lowering`` whether to fall
+    back: a process that has not imported inductor's lowerings (a sweep's child) must not see an
+    AttributeError where torch's backend of that name compiles."""
+    code = (
+        "import optests, sys; "
+        "checks = optests.check_op('nn.functional.max_pool2d', modes=['static'], transforms='none', "
+        "backends=['aot_eager_decomp_partition'], select='first:1'); "
+        "print([(c.id, c.result.outcome.value, c.result.message) for c in checks])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "'passed'" in done.stdout and "lowering" not in done.stdout, done.stdout
+
+
 def test_inductor_flags_the_wrong_decomposition(wrong_decomposition: None) -> None:
     from torch._functorch import config as functorch_config
     from torch._inductor import config
