@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 
 import torch
 
+from ._backends import IN_TREE_TESTS
 from ._errors import InputError
 from ._settings import BUILTIN_DBS, KNOWN_DBS, MODULE_DBS
 
@@ -59,13 +60,7 @@ RANDOMIZED_SAMPLE_SEED = 1
 #: The in-tree test whose ``DecorateInfo`` decorations (and an OpInfo's plain decorators, which
 #: PyTorch's test framework applies to every test) the sweep honours, by mode.
 TEST_CLASS = "TestEagerFusionOpInfo"
-TEST_NAMES = {False: "test_aot_autograd_exhaustive", True: "test_aot_autograd_symbolic_exhaustive"}
-#: The in-tree tests a backend may stand for (``Backend.opinfo_test``), and their test by mode:
-#: ``inductor``'s decorations are those aimed at ``TestInductorOpInfo``.
-IN_TREE_TESTS = {
-    TEST_CLASS: TEST_NAMES,
-    "TestInductorOpInfo": {False: "test_comprehensive", True: "test_comprehensive"},
-}
+TEST_NAMES = IN_TREE_TESTS[TEST_CLASS]
 
 
 @dataclass(frozen=True)
@@ -258,7 +253,7 @@ class Decorations:
 
 def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype, test: str = TEST_CLASS) -> Decorations:
     """The skips and tolerance overrides an OpInfo declares for the in-tree ``test``'s test (one
-    of :data:`IN_TREE_TESTS`, ``TestEagerFusionOpInfo`` by default; the backend's) of this mode (or
+    of ``optests._backends.IN_TREE_TESTS``, ``TestEagerFusionOpInfo`` by default; the backend's) of this mode (or
     for every test), on this device and dtype, matched as PyTorch's test
     framework matches them (``DecorateInfo.is_active``). Other decorators (``skipCPUIfNoLapack``,
     ``slowTest``, ...) decide at run time inside a test class, and are not honoured.

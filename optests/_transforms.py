@@ -699,6 +699,8 @@ class Transform:
     #: The indices of what it derives from a sample, named without deriving it (where deriving
     #: costs a call of the op): one it then cannot make is not applicable. None: derive to name.
     indices: Callable[[_Sample], list[int]] | None = None
+    #: A call pattern's: how many patterns its indices name (``0`` to ``count - 1``).
+    count: int = 1
 
 
 NONCONTIGUOUS = Transform(_noncontiguous, unindexed=True)

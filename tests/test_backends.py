@@ -346,6 +346,21 @@ def test_register_refuses_a_backend_without_the_protocol_s_attributes() -> None:
         _backends.register("bare", Bare())  # type: ignore[arg-type]
 
 
+def test_register_refuses_a_backend_standing_for_an_unknown_in_tree_test() -> None:
+    class Elsewhere(_Contiguous):
+        opinfo_test = "TestNoSuchOpInfo"
+
+        def compile(self, fn: Any, *, dynamic: bool, disable_functionalization: bool) -> Any:
+            return fn
+
+    with pytest.raises(ValueError) as raised:
+        _backends.register("elsewhere", Elsewhere(frozenset()))
+    assert str(raised.value) == (
+        "backend 'elsewhere': opinfo_test='TestNoSuchOpInfo', but expected one of TestEagerFusionOpInfo, TestInductorOpInfo"
+    )
+    assert "elsewhere" not in _backends.BACKENDS
+
+
 # ---------------------------------------------------------------------------------------------
 # The registry: each backend's entries are judged in its own runs only.
 

@@ -75,8 +75,10 @@ def test_a_pattern_derives_the_sample_as_it_is_checked_with_the_pattern_its_suff
     assert [d.check_gradients(True) for d in derive("grad-mode", [x], {})] == [False, False]
     assert derive("autocast", [x], {})[0].judged is torch.bfloat16
     assert get_pattern(DEFAULT_PATTERN) is not None
-    with pytest.raises(ValueError, match="unknown call pattern 'tangents-x'"):
-        get_pattern("tangents-x")
+    for name in ("tangents-x", "tangents-3", "backward-4", "grad-mode-2", "out-4", "outputs-0", "subclass-1"):
+        with pytest.raises(ValueError, match=f"^unknown call pattern '{name}'; known: single"):
+            get_pattern(name)
+    assert [type(get_pattern(f"tangents-{i}")).__name__ for i in range(3)] == ["Tangents"] * 3
 
 
 def test_inplace_and_out_need_the_sample_s_origin() -> None:

@@ -31,7 +31,25 @@ from .dynamo import Dynamo
 from .inductor import Inductor
 from .user import resolve
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "DYNAMO", "NAME", "Backend", "get_backend", "parse_backends", "register"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKEND",
+    "DYNAMO",
+    "IN_TREE_TESTS",
+    "NAME",
+    "Backend",
+    "get_backend",
+    "parse_backends",
+    "register",
+]
+
+#: The in-tree tests a backend may stand for (:attr:`Backend.opinfo_test`), and their test by
+#: mode (dynamic: False, True): the OpInfos' ``DecorateInfo`` decorations aimed at that test apply
+#: (``optests._opinfo.decorations``).
+IN_TREE_TESTS = {
+    "TestEagerFusionOpInfo": {False: "test_aot_autograd_exhaustive", True: "test_aot_autograd_symbolic_exhaustive"},
+    "TestInductorOpInfo": {False: "test_comprehensive", True: "test_comprehensive"},
+}
 
 
 class Backend(Protocol):
@@ -45,7 +63,7 @@ class Backend(Protocol):
     #: It draws random numbers as eager does; False: the values of a call that draws them (an op
     #: tagged ``nondeterministic_seeded``) are not compared.
     same_random: bool
-    #: The in-tree test whose ``DecorateInfo`` decorations apply (``optests._opinfo.decorations``).
+    #: The in-tree test whose ``DecorateInfo`` decorations apply: one of :data:`IN_TREE_TESTS`.
     opinfo_test: str
     #: Ops (``name`` or ``name.variant``) whose output strides it may choose freely.
     free_strides: frozenset[str]
@@ -87,6 +105,10 @@ def register(name: str, backend: Backend) -> None:
     if missing:
         raise ValueError(
             f"backend {name!r} has no {', '.join(missing)}, but expected the Backend protocol's {', '.join(_ATTRIBUTES)} and compile"
+        )
+    if backend.opinfo_test not in IN_TREE_TESTS:
+        raise ValueError(
+            f"backend {name!r}: opinfo_test={backend.opinfo_test!r}, but expected one of {', '.join(IN_TREE_TESTS)}"
         )
     BACKENDS[name] = backend
 

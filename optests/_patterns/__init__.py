@@ -65,8 +65,9 @@ def get_pattern(name: str) -> CallPattern:
         from .._transforms import transform_of
 
         row = transform_of(family)
-        if row.pattern is not None:
-            return row.pattern(int(index) if family != name else 0)
+        number = int(index) if family != name else 0
+        if row.pattern is not None and number < row.count and not (row.unindexed and family != name):
+            return row.pattern(number)
     from .._transforms import transform_of
 
     known = [DEFAULT_PATTERN, *PATTERNS, *(f"{n}-N" for n in DERIVATIONS if transform_of(n).pattern is not None)]

@@ -110,4 +110,4 @@ def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     return {i: same(sample, kind) for i, kind in enumerate(BACKWARDS)}
 
 
-BACKWARD = Transform(_derive, pattern=Backward)
+BACKWARD = Transform(_derive, pattern=Backward, count=len(BACKWARDS))

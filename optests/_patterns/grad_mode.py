@@ -40,4 +40,4 @@ def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     return {i: same(sample, f"called under {name}", gradients=False) for i, (name, _) in enumerate(GRAD_MODES)}
 
 
-GRAD_MODE = Transform(_derive, pattern=GradMode)
+GRAD_MODE = Transform(_derive, pattern=GradMode, count=len(GRAD_MODES))

@@ -116,4 +116,4 @@ def _indices(sample: _Sample) -> list[int]:
     return list(range(len(OUT_KINDS))) if takes_out(sample.origin, sample) else []
 
 
-OUT = Transform(_derive, pattern=Out, indices=_indices)
+OUT = Transform(_derive, pattern=Out, indices=_indices, count=len(OUT_KINDS))

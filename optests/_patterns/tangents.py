@@ -65,4 +65,4 @@ def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     return {i: same(sample, f"grad_outputs: {what}") for i, what in enumerate(LAYOUTS)}
 
 
-TANGENTS = Transform(_derive, pattern=Tangents)
+TANGENTS = Transform(_derive, pattern=Tangents, count=len(LAYOUTS))
