@@ -311,7 +311,10 @@ def plan(
     planned: list[_Planned] = []
     for dtype_name, bases in by_dtype.items():
         order = sorted(bases)
-        picked = [order[j] for j in selection.indices([(bases[i].args, bases[i].kwargs) for i in order])]
+        picked = [
+            order[j]
+            for j in selection.indices([(bases[i].args, bases[i].kwargs) for i in order], [bases[i].func for i in order])
+        ]
         derived = {i: suffixes(bases[i], chosen) for i in picked}
         for key in keys(target.op, target.variant, dtype_name, device, modes, compilers, derived):
             assert key.sample is not None

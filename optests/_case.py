@@ -134,7 +134,7 @@ def _derived(ref: OpRef, device: str, dtype: Any, transforms: Sequence[str], sel
     op = _opinfo.opinfo(ref)
     chosen = transforms_for(op, transforms)
     samples = _opinfo.cached_samples(ref, device, dtype)
-    picked = select.indices([(s.args, s.kwargs) for s in samples])
+    picked = select.indices([(s.args, s.kwargs) for s in samples], [s.func for s in samples])
     return {
         i: suffixes(Base(samples[i].func, samples[i].args, samples[i].kwargs, samples[i].check_gradients, opinfo=op), chosen)
         for i in picked

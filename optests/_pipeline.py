@@ -95,7 +95,8 @@ SELECTIONS = ("all", "first:N", "signature")
 class Selection:
     """Which of an op's samples (of one dtype) a run checks: ``all``; the ``first:N``; or
     ``signature``, the first of each distinct signature (every tensor's dtype, shape, strides,
-    layout, device and ``requires_grad``, and every other argument's value). The samples keep the
+    layout, device and ``requires_grad``, every other argument's value, and for a module's sample
+    the module's configuration, as its ``repr`` shows it). The samples keep the
     indices they have in the full sweep, so their ids and registry entries mean the same."""
 
     kind: Literal["all", "first", "signature"] = "all"
@@ -115,26 +116,30 @@ class Selection:
     def __str__(self) -> str:
         return f"first:{self.count}" if self.kind == "first" else self.kind
 
-    def indices(self, samples: Sequence[Sample]) -> list[int]:
-        """The indices of the samples checked, in order."""
+    def indices(self, samples: Sequence[Sample], funcs: Sequence[Any] = ()) -> list[int]:
+        """The indices of the samples checked, in order; ``funcs``, where given, what each sample
+        calls (a module's sample calls its own module)."""
         if self.kind == "all":
             return list(range(len(samples)))
         if self.kind == "first":
             return list(range(min(self.count, len(samples))))
         seen: dict[str, int] = {}
         for i, sample in enumerate(samples):
-            seen.setdefault(signature(sample), i)
+            seen.setdefault(signature(sample, funcs[i] if funcs else None), i)
         return sorted(seen.values())
 
 
-def signature(sample: Sample) -> str:
+def signature(sample: Sample, func: Any = None) -> str:
     """What :class:`Selection` ``signature`` tells samples apart by: each tensor's metadata (not
-    its values), each other argument's value, and the structure they are in."""
+    its values), each other argument's value, the structure they are in, and where ``func`` is a
+    module's call (:class:`optests._modules.ModuleCall`), the module's ``repr``: its constructor's
+    arguments (a convolution's stride, a norm's ``eps``) that no input shows."""
     import torch
     import torch.utils._pytree as pytree
 
     leaves, spec = pytree.tree_flatten((tuple(sample[0]), dict(sample[1])))
-    parts = [str(spec)]
+    module = getattr(func, "module", None)
+    parts = [repr(module) if isinstance(module, torch.nn.Module) else "", str(spec)]
     for leaf in leaves:
         if isinstance(leaf, torch.Tensor):
             try:

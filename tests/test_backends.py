@@ -435,6 +435,20 @@ def test_a_selection_parses_and_picks_by_index() -> None:
     assert Selection.parse("first:9").indices(samples) == [0, 1, 2, 3, 4]
 
 
+def test_a_module_s_samples_differ_by_signature_in_their_constructor_s_arguments() -> None:
+    """Two samples of one module whose inputs and parameters look alike, built with another stride:
+    ``signature`` checks both."""
+    from optests._modules import ModuleCall
+    from optests._pipeline import Selection
+
+    weight, x = torch.zeros(1, 1, 3, 3), torch.zeros(1, 1, 8, 8)
+    samples: list[tuple[Any, dict[str, Any]]] = [(({"weight": weight}, {}, x), {})] * 3
+    funcs = [ModuleCall(torch.nn.Conv2d(1, 1, 3, stride=s, bias=False)) for s in (1, 2, 1)]
+    assert Selection.parse("signature").indices(samples, funcs) == [0, 1]
+    assert Selection.parse("signature").indices(samples) == [0]
+    assert Selection.parse("signature").indices(samples, [torch.sin] * 3) == [0]
+
+
 def test_check_op_checks_the_selected_samples_under_their_own_numbers() -> None:
     samples: list[tuple[tuple[torch.Tensor, ...], dict[str, Any]]] = [
         ((torch.zeros(3),), {}),
