@@ -312,8 +312,7 @@ def plan(
     for dtype_name, bases in by_dtype.items():
         order = sorted(bases)
         picked = [
-            order[j]
-            for j in selection.indices([(bases[i].args, bases[i].kwargs) for i in order], [bases[i].func for i in order])
+            order[j] for j in selection.indices([(bases[i].args, bases[i].kwargs) for i in order], [bases[i].func for i in order])
         ]
         derived = {i: suffixes(bases[i], chosen) for i in picked}
         for key in keys(target.op, target.variant, dtype_name, device, modes, compilers, derived):

@@ -107,9 +107,7 @@ def register(name: str, backend: Backend) -> None:
             f"backend {name!r} has no {', '.join(missing)}, but expected the Backend protocol's {', '.join(_ATTRIBUTES)} and compile"
         )
     if backend.opinfo_test not in IN_TREE_TESTS:
-        raise ValueError(
-            f"backend {name!r}: opinfo_test={backend.opinfo_test!r}, but expected one of {', '.join(IN_TREE_TESTS)}"
-        )
+        raise ValueError(f"backend {name!r}: opinfo_test={backend.opinfo_test!r}, but expected one of {', '.join(IN_TREE_TESTS)}")
     BACKENDS[name] = backend
 
 

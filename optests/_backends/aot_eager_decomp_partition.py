@@ -1,5 +1,6 @@
 """The ``aot_eager_decomp_partition`` backend: AOTAutograd with inductor's decomposition table
-(``select_decomp_table()``, from ``torch._inductor.compile_fx`` as torch's backend takes it) and inductor's min-cut partitioner
+(``torch._inductor.decomposition.select_decomp_table()``, with ``torch._inductor.compile_fx``
+imported as torch's backend imports it) and inductor's min-cut partitioner
 (``min_cut_rematerialization_partition`` with ``compiler="inductor"``), run by no-op compilers,
 ``keep_inference_input_mutations=True``. What torch's Dynamo backend of that name does after
 Dynamo, without Dynamo (as ``aot_eager``): it checks every decomposition inductor uses against
@@ -25,13 +26,13 @@ class AotEagerDecompPartition:
     free_strides: frozenset[str] = frozenset()
 
     def compile(self, fn: Callable[..., Any], *, dynamic: bool, disable_functionalization: bool) -> Callable[..., Any]:
-        from functorch.compile import compiled_function, default_partition, min_cut_rematerialization_partition, nop
-        from torch._functorch import config
-
         # torch's backend of this name takes the table from compile_fx, whose import loads
         # inductor's lowerings: decompositions call into them (max_pool2d_with_indices asks
         # torch._inductor.lowering whether to fall back), and raise AttributeError without them
-        from torch._inductor.compile_fx import select_decomp_table
+        import torch._inductor.compile_fx  # noqa: F401
+        from functorch.compile import compiled_function, default_partition, min_cut_rematerialization_partition, nop
+        from torch._functorch import config
+        from torch._inductor.decomposition import select_decomp_table
 
         compiled = compiled_function(
             fn,

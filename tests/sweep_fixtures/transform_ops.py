@@ -4,39 +4,20 @@ plain sample: for the sweep with ``--optests-transforms``. Use with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
 import transform_corpus as corpus
-from torch.testing._internal.common_dtype import _dispatch_dtypes
-from torch.testing._internal.opinfo.core import OpInfo, SampleInput
-
-
-def _samples_of(make: corpus.Make) -> Callable[..., Iterator[SampleInput]]:
-    def samples(op: Any, device: str, dtype: torch.dtype, requires_grad: bool, **kwargs: Any) -> Iterator[SampleInput]:
-        args, kw = make()
-        yield SampleInput(args[0], args=tuple(args[1:]), kwargs=kw)
-
-    return samples
+from corpus_opinfo import corpus_opinfo
+from torch.testing._internal.opinfo.core import OpInfo
 
 
 def _opinfo(name: str, func: Callable[..., Any], make: corpus.Make, check: dict[str, Any]) -> OpInfo:
     grads = check.get("check_gradients", True) is not False and any(
         isinstance(a, torch.Tensor) and a.requires_grad for a in make()[0]
     )
-    qualname = getattr(func, "_qualname", None)  # a custom op: OpInfo copies its op, which the def cannot be
-    if isinstance(qualname, str):
-        ns, _, op_name = qualname.partition("::")
-        func = getattr(getattr(torch.ops, ns), op_name).default
-    return OpInfo(
-        name,
-        op=func,
-        dtypes=_dispatch_dtypes((torch.float32,)),
-        sample_inputs_func=_samples_of(make),
-        supports_autograd=grads,
-        supports_out=False,
-    )
+    return corpus_opinfo(name, func, make, grads=grads)
 
 
 ops = [_opinfo(f"bug_{name}", b.func, b.make, b.check) for name, b in corpus.BUGS.items()] + [
