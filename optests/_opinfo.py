@@ -258,7 +258,9 @@ def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype, test: s
     framework matches them (``DecorateInfo.is_active``). Other decorators (``skipCPUIfNoLapack``,
     ``slowTest``, ...) decide at run time inside a test class, and are not honoured.
     A module's (:class:`optests._modules.ModuleEntry`) are those aimed at
-    ``TestEagerFusionModuleInfo``, matched with the training mode as ``active_if`` sees it."""
+    ``TestEagerFusionModuleInfo`` under every backend (``common_modules`` aims none at an inductor
+    test: PyTorch runs ``module_db`` through AOTAutograd alone), matched with the training mode as
+    ``active_if`` sees it."""
     from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
     from torch.testing._internal.opinfo.core import DecorateInfo
 
