@@ -140,3 +140,37 @@ def test_the_backends_bench_prices_each_backend_against_aot_eager_on_the_same_sa
     # samples, median and max of the per-sample ratios (4, 1), check time, its ratio (6 s / 3 s),
     # passed, failed, new, stages
     assert row == ["inductor", "2", "2.50", "4.00", "6.0s", "2.00", "0", "2", "1", "forward", "1,", "trace", "1"]
+
+
+def test_the_in_tree_lists_comparison_sorts_ops_by_who_lists_their_failures() -> None:
+    def r(op: str, sample: int, stage: Stage | None = None, variant: str = "", transform: str = "") -> SampleResult:
+        key = SampleKey(op, variant, Mode.STATIC, "float32", "cpu", sample, transform=transform, backend="inductor")
+        return SampleResult(key, "op_db", Outcome.FAILED if stage else Outcome.PASSED, stage, f"{op} differs" if stage else "")
+
+    entries = [
+        {"device": "cpu", "op": "sin", "variant": "", "kind": "xfail"},
+        {"device": "any", "op": "cos", "variant": "", "kind": "skip"},
+        {"device": "cpu", "op": "mm", "variant": "", "kind": "skip"},
+        {"device": "cuda", "op": "tan", "variant": "", "kind": "xfail"},  # another device
+        {"device": "cpu", "op": "exp", "variant": "", "kind": "skip", "condition": "IS_MACOS"},  # a condition
+        {"device": "cpu", "op": "exp", "variant": "", "kind": "override"},  # not a failure
+    ]
+    bench = _bench("in_tree_lists")
+    lists = bench.listed(entries, "cpu")
+    assert lists == {"sin": {"xfail"}, "cos": {"skip"}, "mm": {"skip"}}
+    records = [
+        r("sin", 0, Stage.FORWARD),
+        r("sin", 1),
+        r("cos", 0),
+        r("tan", 0, Stage.TRACE),
+        r("tan", 1, Stage.METADATA),
+        r("pad", 0, variant="reflect"),
+        r("pad", 0, Stage.METADATA, variant="reflect", transform="transposed-0"),  # a derived sample: left out
+    ]
+    assert bench.compare(records, lists) == [
+        "4 ops in the results, 2 with failed samples; the lists name 3: ours only 1, both 1, theirs only 1, not run 1",
+        "ours only: tan: 2 samples (metadata 1, trace 1): tan differs",
+        "both: sin: 1 samples (forward 1); listed: xfail",
+        "theirs only: cos: listed skip, passes here",
+        "not run: mm: listed skip",
+    ]
