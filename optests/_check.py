@@ -302,7 +302,16 @@ def _copy(
             copy.copy_(values)
     if t.requires_grad:
         copy.requires_grad_(True)
-        if t.grad_fn is not None:
+        base = t._base if t._is_view() else None
+        if base is not None and base.grad_fn is not None:
+            # a view of a non-leaf (autograd allows an in-place on it): a view, at the same size,
+            # strides and offset, of a non-leaf copy of the whole storage
+            with torch.no_grad():
+                whole = copy.new_empty(0).set_(
+                    copy.untyped_storage(), 0, (copy.untyped_storage().nbytes() // copy.element_size(),), (1,)
+                )
+            copy = whole.requires_grad_(True).clone().as_strided(copy.size(), copy.stride(), copy.storage_offset())
+        elif t.grad_fn is not None:
             copy = copy.view_as(copy) if t._is_view() else copy.clone()
     return copy
 

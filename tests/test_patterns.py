@@ -92,6 +92,29 @@ def test_inplace_and_out_need_the_sample_s_origin() -> None:
     assert outs[3].kwargs["out"] is outs[3].args[0]
 
 
+def test_inplace_1_mutates_a_view_of_a_non_leaf_which_eager_allows() -> None:
+    """A view of a leaf that requires grad refuses every in-place op in eager: ``inplace-1`` takes
+    a view of a non-leaf, and the check's fresh copies keep it one."""
+    from optests._check import _copy
+
+    (view,) = [
+        d.args[0]
+        for d in derive("inplace", [torch.randn(3, 4, requires_grad=True)], {}, origin=Base(torch.sin, [], {}, True))
+        if d.suffix == "inplace-1"
+    ]
+    for t in (view, _copy(view, False), _copy(view, True)):
+        assert t._is_view() and t._base is not None and t._base.grad_fn is not None and t.requires_grad
+        assert (t.shape, t.stride(), t.storage_offset()) == ((3, 4), (4, 1), 1)
+        t.clone().sin_()  # a non-leaf: allowed
+        t.sin_()  # a view of a non-leaf: allowed
+    checks = optests.check_op("sin", modes=["static"], transforms="inplace", select="first:1")
+    assert {c.key.transform: c.result.outcome.value for c in checks} == {
+        "": "passed",
+        "inplace-0": "passed",
+        "inplace-1": "passed",
+    }
+
+
 def test_aliased_keeps_its_pairs_and_adds_overlapping_slices() -> None:
     a, b, c = torch.randn(4, 3), torch.randn(4, 3), torch.randn(2, 3)
     found = {d.suffix: d for d in derive("aliased", [a, b, c], {})}

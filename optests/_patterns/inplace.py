@@ -2,7 +2,7 @@
 given callable, its in-place twin by PyTorch's naming (``torch.ops.NS.NAME_`` beside an op
 ``NS::NAME``, or a function ``NAME_`` beside a function ``NAME`` in its module). Sample 0 calls it
 with the mutated input not requiring grad (autograd forbids an in-place on a leaf that does);
-sample 1, where that input requires grad, on a non-leaf view of a tensor that requires grad (a
+sample 1, where that input requires grad, on a view of a non-leaf tensor that requires grad (a
 slice at a nonzero offset), as ``x[1:].add_(y)`` in a model."""
 
 from __future__ import annotations
@@ -49,12 +49,14 @@ class _Func:
 
 
 def _view_of_larger(t: torch.Tensor) -> torch.Tensor:
-    """``t``'s values in a non-leaf view at a nonzero offset of a leaf that requires grad."""
+    """``t``'s values in a view at a nonzero offset of a non-leaf (a clone of a leaf that requires
+    grad), as ``x[1:]`` of an activation in a model: autograd refuses an in-place on a view of a
+    leaf that requires grad, and allows it here."""
     with torch.no_grad():
-        base = torch.empty((t.numel() + 1,), dtype=t.dtype, device=t.device)
-        base[1:].copy_(_plain(t).reshape(-1))
-    base.requires_grad_(True)
-    return base[1:].view(t.shape)
+        leaf = torch.empty((t.numel() + 1,), dtype=t.dtype, device=t.device)
+        leaf[1:].copy_(_plain(t).reshape(-1))
+    leaf.requires_grad_(True)
+    return leaf.clone()[1:].view(t.shape)
 
 
 def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
@@ -66,7 +68,7 @@ def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     if first.requires_grad and (first.is_floating_point() or first.is_complex()) and first.numel():
         view = _view_of_larger(first)
         made[1] = _Made(
-            sample.build({0: view}), "the in-place variant on a non-leaf view (a slice of a tensor requiring grad)", func
+            sample.build({0: view}), "the in-place variant on a view of a non-leaf (a slice of a tensor requiring grad)", func
         )
     return made
 
