@@ -68,6 +68,9 @@ def func_source(func: Callable[..., Any]) -> tuple[list[str], str]:
         module = getattr(getattr(func, "_init_fn", None), "__module__", None)
         imports = [f"import {module}  # registers {qualname}"] if module and module != "__main__" else []
         return imports, f"torch.ops.{ns}.{name}.default"
+    owner, method = getattr(func, "__objclass__", None), getattr(func, "__name__", "")
+    if isinstance(owner, type) and issubclass(owner, torch._C.TensorBase) and getattr(torch.Tensor, method, None) is func:
+        return [], f"torch.Tensor.{method}"  # a method, as an OpInfo's in-place variant: torch.Tensor.mul_
     module = getattr(func, "__module__", None)
     if module and module != "__main__":
         for name in (getattr(func, "__qualname__", ""), getattr(func, "__name__", "")):
@@ -289,7 +292,9 @@ class _Inputs:
                 storage = first.detach().new_empty(0).set_(first.untyped_storage(), 0, (_storage_elements(first),), (1,))
             code, comment, _ = self._values(storage)
             requires_grad = any(t.grad_fn is not None for t in group)
-            code += ".requires_grad_()" if requires_grad else ""
+            # a view of a non-leaf (which autograd lets an in-place op change) needs a non-leaf base
+            non_leaf = any(t._is_view() and t._base is not None and t._base.grad_fn is not None for t in group)
+            code += ".requires_grad_().clone()" if non_leaf else ".requires_grad_()" if requires_grad else ""
         self.lines.append("")
         if whole is not None:
             self.lines.append("# one storage, as the check got it: an input, and the views of it below")

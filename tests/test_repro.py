@@ -237,6 +237,7 @@ def test_a_finding_s_few_line_repro_rebuilds_the_inputs_alike() -> None:
         (torch.sin, []),
         (torch.nn.functional.relu, ["import torch.nn.functional"]),
         (hop_db.simple_map, ["import torch.testing._internal.hop_db"]),
+        (torch.Tensor.mul_, []),  # an OpInfo's in-place variant: a method of Tensor
     ],
 )
 def test_a_script_imports_the_module_that_defines_the_op(func: Callable[..., Any], imports: list[str]) -> None:
@@ -250,3 +251,18 @@ def test_a_script_imports_the_module_that_defines_the_op(func: Callable[..., Any
         text=True,
     )
     assert done.stdout == "True\n", done.stderr
+
+
+def test_an_inplace_1_finding_s_script_reproduces_it_on_a_view_of_a_non_leaf(tmp_path: Path) -> None:
+    """``mul``'s in-place variant on a view of a non-leaf (``inplace-1``) fails at backward on 2.13
+    (the min-cut partitioner saves the mutated input: findings/aot_mincut_saves_mutated_input.py).
+    Its script names ``torch.Tensor.mul_`` and rebuilds the view's base as a non-leaf, so that eager
+    accepts the in-place op there too: it reproduces the backward finding, not an eager failure."""
+    args = ["check", "mul", "--transforms", "inplace", "--modes", "static", "--select", "first:1"]
+    done = subprocess.run([sys.executable, "-m", "optests.cli", *args], capture_output=True, text=True, cwd=tmp_path)
+    if "inplace-1 [backward]" not in done.stdout:
+        pytest.skip(f"mul's inplace-1 does not fail at backward on torch {torch.__version__}: {done.stdout[-300:]}")
+    script = tmp_path / "optests-repro" / "mul-static-float32-sample0-inplace-1.py"
+    assert "func = torch.Tensor.mul_" in script.read_text()
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert "[backward]" in ran.stdout and "REPRODUCED" in ran.stdout and "[eager]" not in ran.stdout, ran.stdout
