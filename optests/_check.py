@@ -262,6 +262,11 @@ def _storage_key(t: torch.Tensor) -> tuple[str, int] | None:
     return str(t.device), t.untyped_storage().data_ptr()
 
 
+def _flat(like: torch.Tensor, storage: torch.UntypedStorage) -> torch.Tensor:
+    """All of ``storage`` as a 1-D tensor of ``like``'s dtype and device."""
+    return like.new_empty(0).set_(storage, 0, (storage.nbytes() // like.element_size(),), (1,))
+
+
 def _copy(
     t: torch.Tensor,
     randomize: bool,
@@ -281,7 +286,7 @@ def _copy(
             base = bases.get(key)
             if base is None:
                 storage = src.untyped_storage().clone()  # type: ignore[no-untyped-call]
-                base = bases[key] = src.new_empty(0).set_(storage, 0, (storage.nbytes() // src.element_size(),), (1,))
+                base = bases[key] = _flat(src, storage)
                 if fresh:
                     base.uniform_(0, 1)
             if base.dtype == src.dtype:
@@ -292,7 +297,7 @@ def _copy(
             storage = src.untyped_storage().clone()  # type: ignore[no-untyped-call]
             copy = src.new_empty(0).set_(storage, src.storage_offset(), src.size(), src.stride())
             if fresh:
-                whole = src.new_empty(0).set_(storage, 0, (storage.nbytes() // src.element_size(),), (1,))
+                whole = _flat(src, storage)
                 whole.uniform_(0, 1)
         else:
             copy = src.clone()
@@ -307,9 +312,7 @@ def _copy(
             # a view of a non-leaf (autograd allows an in-place on it): a view, at the same size,
             # strides and offset, of a non-leaf copy of the whole storage
             with torch.no_grad():
-                whole = copy.new_empty(0).set_(
-                    copy.untyped_storage(), 0, (copy.untyped_storage().nbytes() // copy.element_size(),), (1,)
-                )
+                whole = _flat(copy, copy.untyped_storage())
             copy = whole.requires_grad_(True).clone().as_strided(copy.size(), copy.stride(), copy.storage_offset())
         elif t.grad_fn is not None:
             copy = copy.view_as(copy) if t._is_view() else copy.clone()
