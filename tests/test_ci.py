@@ -111,3 +111,27 @@ def test_the_nightly_sweeps_every_backend() -> None:
     assert set(extra) == set(matrix["backend"])
     assert all(re.fullmatch(r"[\w.-]+", tag) and select for tag, select in extra.values())
     assert set(matrix["mode"]) == {"static", "dynamic"}  # the -nofunc modes do not apply under torch.compile
+
+
+def _ci_run_sweeps() -> list[list[str]]:
+    """The sweep commands of .ci/run, as words (continuation lines joined)."""
+    text = (ROOT / ".ci" / "run").read_text().replace("\\\n", " ")
+    return [shlex.split(line) for line in text.splitlines() if line.startswith(".venv/bin/python -m pytest opinfo_sweeps")]
+
+
+def test_ci_run_sweeps_every_op_in_both_modes_with_valid_options() -> None:
+    """Every --optests-* value of .ci/run's sweeps parses; static checks every sample, dynamic
+    some of every op's; each judged strictly against the committed registry, its own results file."""
+    options = {f"--optests-{o.name}": o for o in _settings.OPTIONS}
+    sweeps = _ci_run_sweeps()
+    modes: dict[str, str] = {}
+    results = set()
+    for words in sweeps:
+        given = dict(w.split("=", 1) for w in words if w.startswith("--optests-") and "=" in w)
+        for name, value in given.items():
+            options[name].parse(name, value)  # raises on a bad value
+        assert "--optests-strict-registry" in words and "--optests-ops" not in given
+        modes[given["--optests-modes"]] = given.get("--optests-select", "all")
+        results.add(given["--optests-results"])
+    assert modes == {"static": "all", "dynamic": "first:5"}
+    assert len(results) == len(sweeps)
