@@ -16,7 +16,7 @@ new findings (the derived sample fails where its base sample, in the same mode, 
 sweep time each transform adds: its check time plus its samples times the harness's overhead per
 sample (measured in the same run: wall time x workers, less all durations, over all samples),
 divided by the workers, and that time against the base samples' in the same run. This is the
-figure that picks the transforms CI applies (README.md, "Input transforms in CI": the
+figure that picks the transforms CI applies (README.md, "What CI runs": the
 pull-request workflow applies `duplicated`, `.ci/run` none).
 """
 
