@@ -72,10 +72,14 @@ HOUSE_CHECKS = [
 ]
 
 
+#: How each sweep command of .ci/run begins.
+CI_SWEEP = ".venv/bin/python -m pytest opinfo_sweeps"
+
+
 def test_ci_runs_the_house_checks_between_the_tests_and_the_sweep() -> None:
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
     tests = lines.index(".venv/bin/python -m pytest -n auto")
-    sweep = next(i for i, line in enumerate(lines) if line.startswith(".venv/bin/python -m pytest opinfo_sweeps"))
+    sweep = next(i for i, line in enumerate(lines) if line.startswith(CI_SWEEP))
     for command in HOUSE_CHECKS:
         assert command in lines, f".ci/run does not run {command}"
         assert tests < lines.index(command) < sweep, f".ci/run: {command} is not between the tests and the sweep"
@@ -116,7 +120,7 @@ def test_the_nightly_sweeps_every_backend() -> None:
 def _ci_run_sweeps() -> list[list[str]]:
     """The sweep commands of .ci/run, as words (continuation lines joined)."""
     text = (ROOT / ".ci" / "run").read_text().replace("\\\n", " ")
-    return [shlex.split(line) for line in text.splitlines() if line.startswith(".venv/bin/python -m pytest opinfo_sweeps")]
+    return [shlex.split(line) for line in text.splitlines() if line.startswith(CI_SWEEP)]
 
 
 def test_ci_run_sweeps_every_op_in_both_modes_with_valid_options() -> None:
@@ -129,6 +133,7 @@ def test_ci_run_sweeps_every_op_in_both_modes_with_valid_options() -> None:
     for words in sweeps:
         given = dict(w.split("=", 1) for w in words if w.startswith("--optests-") and "=" in w)
         for name, value in given.items():
+            assert name in options, f".ci/run: unknown option {name}"
             options[name].parse(name, value)  # raises on a bad value
         assert "--optests-strict-registry" in words and "--optests-ops" not in given
         modes[given["--optests-modes"]] = given.get("--optests-select", "all")
