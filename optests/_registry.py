@@ -485,13 +485,15 @@ def stale(
     in_selection: Callable[[Entry], bool],
     torch_version: str,
 ) -> list[Entry]:
-    """Entries that apply to this torch, lie inside the run's selection and match no collected
-    sample. ``collected`` maps a scope to the indices of its collected samples."""
+    """Entries that apply to this torch, match no collected sample and lie inside the run's
+    selection. ``collected`` maps a scope to the indices of its collected samples;
+    ``in_selection`` is asked only of entries that match none (it may load databases)."""
     out = []
     for e in entries:
-        if not _applies(e, torch_version) or not in_selection(e):
+        if not _applies(e, torch_version):
             continue
-        if e.scope not in collected or (e.samples is not None and not collected[e.scope].intersection(e.samples)):
+        matched = e.scope in collected and (e.samples is None or bool(collected[e.scope].intersection(e.samples)))
+        if not matched and in_selection(e):
             out.append(e)
     return out
 

@@ -31,7 +31,7 @@ from ._key import DEFAULT_BACKEND, MODES, SampleKey, Scope, transform_name
 from ._pipeline import died
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner
-from ._settings import BUILTIN_DBS, Settings
+from ._settings import BUILTIN_DBS, KNOWN_DBS, Settings
 
 #: The fixture name a sweep test takes its case from.
 CASE_FIXTURE = "optests_case"
@@ -369,7 +369,23 @@ class Sweep:
             and (not e.transform or transform_name(e.transform) in s.transforms)
             and e.backend in s.backends
             and any(fnmatch.fnmatchcase(e.op_id, p) or fnmatch.fnmatchcase(e.op, p) for p in s.ops)
+            and not self._of_unselected_database(e.op)
         )
+
+    def _of_unselected_database(self, op: str) -> bool:
+        """Whether ``op`` belongs to a database the run left out (``module_db``'s in a sweep of
+        the default databases, or theirs in a sweep of ``module_db``): its entries are then
+        outside the selection, not stale. An op that no database knows stays inside, to be
+        reported stale; so does one that the run collected (a database of the user's may reuse
+        a name). Asked only of entries that match no collected sample, so a run whose entries all
+        match loads no other database."""
+        return op not in {scope.op for scope in self._collected} and op in self._unselected_ops
+
+    @functools.cached_property
+    def _unselected_ops(self) -> frozenset[str]:
+        from . import _opinfo
+
+        return frozenset(r.name for r in _opinfo.all_ops([db for db in KNOWN_DBS if db not in self.settings.dbs]))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

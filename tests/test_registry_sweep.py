@@ -104,6 +104,26 @@ def test_a_bogus_entry_is_reported_stale(sweep: pytest.Pytester, accepted: Path,
     assert result.ret == (pytest.ExitCode.TESTS_FAILED if strict else pytest.ExitCode.OK)
 
 
+def test_entries_of_a_database_the_run_left_out_are_neither_stale_nor_dropped(sweep: pytest.Pytester, accepted: Path) -> None:
+    """A sweep of one database says nothing of another's entries: op_db's ``sin`` and
+    module_db's ``nn.Linear`` here, in a sweep of the buggy ops (as module_db's are in a sweep of
+    the defaults, and the defaults' in a sweep of module_db). Judged by op name alone they were
+    stale, failing every strict run, and a whole-selection accept deleted them."""
+    data = json.loads(accepted.read_text())
+    others = [
+        dict(data["entries"][0], op="sin", variant="", samples=[0]),
+        dict(data["entries"][0], op="nn.Linear", variant="train", samples=[0]),
+    ]
+    data["entries"] += others
+    accepted.write_text(json.dumps(data))
+    result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert "stale registry entry" not in result.stdout.str()
+    assert sweep.runpytest_subprocess(*DB, "--optests-accept").ret == pytest.ExitCode.OK
+    kept = [(e["op"], e["variant"]) for e in json.loads(accepted.read_text())["entries"]]
+    assert ("sin", "") in kept and ("nn.Linear", "train") in kept
+
+
 def test_a_malformed_registry_stops_the_run_before_any_test(sweep: pytest.Pytester) -> None:
     (sweep.path / "expected_failures.json").write_text('{"schema_version": 1, "entries": [{"op": "sin"}]}')
     result = sweep.runpytest_subprocess(*DB)
