@@ -48,10 +48,13 @@ class Died:
         return Stage.CRASH if self.kind == "crash" else Stage.TIMEOUT
 
 
-#: A child whose resident memory passes this is replaced after its task. Checks leave state
-#: behind (compiled graphs in reference cycles, AOTAutograd caches): measured in a full sweep,
-#: a child grew by about 200 MB a minute, which would exhaust a 24 GB machine within the hour.
-MAX_CHILD_RSS = 2 * 1024**3
+#: A child whose resident memory has grown by more than this since it started is replaced after
+#: its task. Checks leave state behind (compiled graphs in reference cycles, AOTAutograd caches):
+#: measured in a full sweep, a child grew by about 200 MB a minute, which would exhaust a 24 GB
+#: machine within the hour. Growth, not size: a forked child starts as large as its parent (the
+#: pages it shares count in its resident memory), and a parent that has collected a pattern sweep
+#: holds over 2 GB, so a limit on size replaced the child after every task, a fork a sample.
+MAX_CHILD_GROWTH = 1536 * 1024**2
 #: How long a fresh interpreter may take to start and prepare, before its first task's clock.
 START_TIMEOUT = 300.0
 
@@ -60,7 +63,7 @@ class IsolatedRunner:
     def __init__(
         self,
         work: Callable[[Any], Any],
-        max_rss: int = MAX_CHILD_RSS,
+        max_growth: int = MAX_CHILD_GROWTH,
         can_fork: Callable[[], bool] | None = None,
         prepare: Callable[[], None] | None = None,
     ) -> None:
@@ -71,7 +74,8 @@ class IsolatedRunner:
         fresh interpreter: ``work``, ``prepare`` and the tasks must pickle, and ``prepare`` runs
         there before the first task, so that a task's timeout does not count the child's start."""
         self._work = work
-        self._max_rss = max_rss
+        self._max_growth = max_growth
+        self._start_rss = 0  # the child's resident memory when it started
         self._can_fork = can_fork or fork_is_safe
         self._prepare = prepare
         self._prepared = False  # prepare has run in this process
@@ -110,7 +114,7 @@ class IsolatedRunner:
             return Died("crash", self._describe_death())
         if status == "error":
             raise RuntimeError(f"the sample runner failed:\n{value}")
-        if self._rss() > self._max_rss:
+        if self._rss() - self._start_rss > self._max_growth:
             self.close()  # the next task gets a fresh child
         return value
 
@@ -145,9 +149,11 @@ class IsolatedRunner:
                     raise RuntimeError(f"the sample runner failed:\n{traceback.format_exc()}") from None
                 self._prepared = True
             self._fork()
+            self._start_rss = self._rss()  # the fork has copied the parent's page tables
             return None
         self._start_interpreter()
         ready = self._answer(START_TIMEOUT, f"the sample runner's interpreter did not start within {START_TIMEOUT:g} s")
+        self._start_rss = self._rss()  # its imports done
         return ready if isinstance(ready, Died) else None
 
     def _open_channels(self) -> tuple[int, int, int, int]:

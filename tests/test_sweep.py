@@ -117,7 +117,7 @@ def test_the_runner_replaces_a_child_that_grew_too_big() -> None:
 
     from optests._runner import IsolatedRunner
 
-    runner = IsolatedRunner(lambda task: os.getpid(), max_rss=1)  # every child is "too big"
+    runner = IsolatedRunner(lambda task: os.getpid(), max_growth=-1)  # every child has grown "too much"
     try:
         pids = {runner.run(i, timeout=30) for i in range(3)}
     finally:
@@ -129,6 +129,35 @@ def test_the_runner_replaces_a_child_that_grew_too_big() -> None:
         assert len({runner.run(i, timeout=30) for i in range(3)}) == 1  # one long-lived child
     finally:
         runner.close()
+
+
+_BALLAST: list[bytes] = []
+
+
+def _hold(megabytes: int) -> int:
+    """Work for a runner's child: keep ``megabytes`` of touched memory alive; its pid."""
+    import os
+
+    _BALLAST.append(b"\x01" * (megabytes * 1024**2))  # written, so resident (zeros may not be)
+    return os.getpid()
+
+
+def test_the_runner_judges_a_child_by_its_growth_not_by_what_it_shares_with_a_large_parent() -> None:
+    """A forked child is as large as its parent from the start; a pattern sweep's parent holds
+    over 2 GB, and a limit on size replaced its child after every task (a fork a sample)."""
+    import os
+
+    from optests._runner import IsolatedRunner
+
+    parent = b"\x01" * (400 * 1024**2)  # a large parent, written: resident in every child too
+    runner = IsolatedRunner(_hold, max_growth=200 * 1024**2)
+    try:
+        assert len({runner.run(0, timeout=30) for _ in range(3)}) == 1  # small tasks: one child
+        first = runner.run(300, timeout=30)  # grows past the limit: replaced after this task
+        assert runner.run(0, timeout=30) not in (first, os.getpid())
+    finally:
+        runner.close()
+    del parent
 
 
 def _pid_and_path(task: str) -> tuple[int, bool]:
@@ -303,8 +332,8 @@ def test_a_forking_runner_prepares_once_in_its_own_process_and_every_child_inher
     from optests._runner import IsolatedRunner
 
     _PREPARED.clear()
-    # every child is "too big", so each task gets a fresh one: none of them prepares again
-    runner = IsolatedRunner(lambda task: (os.getpid(), list(_PREPARED)), max_rss=1, prepare=_prepare)
+    # every child has grown "too much", so each task gets a fresh one: none of them prepares again
+    runner = IsolatedRunner(lambda task: (os.getpid(), list(_PREPARED)), max_growth=-1, prepare=_prepare)
     try:
         answers: list[Any] = [runner.run(i, timeout=30) for i in range(3)]
     finally:
