@@ -1,17 +1,21 @@
 """``backward``: other ways to take gradients of one call, one derived sample each:
 
 0. the gradient of each output alone (``allow_unused=True``): ``None`` against a zero tensor is
-   a difference (eager gives ``None`` for an output an input does not reach);
+   a difference (eager gives ``None`` for an output an input does not reach). The graph is
+   retained between outputs;
 1. backward through each output in turn without ``retain_graph`` (where eager allows it; the
    compiled function is one autograd node for all its outputs, so its refusal of a second
    backward, :data:`SECOND_BACKWARD`, is :class:`~optests._patterns.Unsupported` too);
-2. backward twice with ``retain_graph=True``, with ``torch._functorch.config.donated_buffer``
-   off, as PyTorch's own error message tells a user (with donated buffers every op that saves
-   one refuses a second backward the same way);
+2. backward twice with ``retain_graph=True``;
 3. double backward: the gradients with ``create_graph=True``, then the gradient of their sum.
    The compiled call raising PyTorch's documented "does not currently support double backward"
    is :class:`~optests._patterns.Unsupported` (not applicable); a missing or wrong second-order
    gradient is a finding.
+
+Where a pattern retains the graph or creates one (0, 2, 3), ``torch._functorch.config.donated_buffer``
+is off, as PyTorch's own error message tells a user: a compiled backward that frees a saved
+buffer refuses ``retain_graph`` and ``create_graph`` alike, for every op that saves one (in
+dynamic mode, ``amax``'s saved mask already), which says nothing of the op.
 """
 
 from __future__ import annotations
@@ -51,14 +55,15 @@ class Backward(Single):
         self.index = index
 
     def _config(self) -> contextlib.AbstractContextManager[Any]:
-        if self.index != 2:
+        if self.index == 1:  # no graph retained or created
             return contextlib.nullcontext()
         from torch._functorch import config
 
         return config.patch(donated_buffer=False)  # type: ignore[no-any-return]
 
     def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
-        with self._config():  # the compiled function traces on its first call: here
+        with self._config():  # the compiled function traces on its first call: here (its backward
+            # may compile when first called, in dynamic mode: under the config in gradients too)
             called = super().call(fn, inputs)
         outs = [t for t in tensors(called.out) if t.requires_grad]
         if self.index in (0, 1):
