@@ -307,7 +307,7 @@ def test_an_eager_backward_that_refuses_a_tangent_layout_is_a_finding_whatever_c
 def test_backward_patterns_that_retain_or_create_the_graph_turn_donated_buffers_off() -> None:
     """A compiled backward that frees a saved buffer refuses retain_graph and create_graph, and
     PyTorch's error tells the user to turn donated buffers off; ``amax`` in dynamic mode saves
-    one. Left on, each output alone (0) and double backward (3) failed for every such op."""
+    one. Left on, each output alone (0) and double backward (3) would fail for every such op."""
     checks = optests.check_op(
         lambda x: x.amax(-1), [([torch.randn(3, 5, requires_grad=True)], {})], modes=["dynamic"], transforms="backward"
     )

@@ -107,8 +107,8 @@ def test_a_bogus_entry_is_reported_stale(sweep: pytest.Pytester, accepted: Path,
 def test_entries_of_a_database_the_run_left_out_are_neither_stale_nor_dropped(sweep: pytest.Pytester, accepted: Path) -> None:
     """A sweep of one database says nothing of another's entries: op_db's ``sin`` and
     module_db's ``nn.Linear`` here, in a sweep of the buggy ops (as module_db's are in a sweep of
-    the defaults, and the defaults' in a sweep of module_db). Judged by op name alone they were
-    stale, failing every strict run, and a whole-selection accept deleted them."""
+    the defaults, and the defaults' in a sweep of module_db). Judged by op name alone they would
+    be stale, failing every strict run, and a whole-selection accept would delete them."""
     data = json.loads(accepted.read_text())
     others = [
         dict(data["entries"][0], op="sin", variant="", samples=[0]),
