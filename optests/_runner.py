@@ -48,8 +48,8 @@ class Died:
         return Stage.CRASH if self.kind == "crash" else Stage.TIMEOUT
 
 
-#: A child whose resident memory has grown by more than this since it started is replaced after
-#: its task. Checks leave state behind (compiled graphs in reference cycles, AOTAutograd caches):
+#: A child whose private memory (resident, less file-backed pages) has grown by more than this
+#: since it started is replaced after its task. Checks leave state behind (compiled graphs in reference cycles, AOTAutograd caches):
 #: measured in a full sweep, a child grew by about 200 MB a minute, which would exhaust a 24 GB
 #: machine within the hour. Growth, not size: a forked child starts as large as its parent (the
 #: pages it shares count in its resident memory), and a parent that has collected a pattern sweep
@@ -75,7 +75,7 @@ class IsolatedRunner:
         there before the first task, so that a task's timeout does not count the child's start."""
         self._work = work
         self._max_growth = max_growth
-        self._start_rss = 0  # the child's resident memory when it started
+        self._start_private = 0  # the child's private memory (:meth:`_private`) when it started
         self._can_fork = can_fork or fork_is_safe
         self._prepare = prepare
         self._prepared = False  # prepare has run in this process
@@ -102,7 +102,10 @@ class IsolatedRunner:
             if (died := self._start()) is not None:
                 return died
             _send(self._tasks_w, pickle.dumps(task))
-        return self._answer(timeout, f"no result after {timeout:g} s; the process running the sample was killed")
+        answer = self._answer(timeout, f"no result after {timeout:g} s; the process running the sample was killed")
+        if not isinstance(answer, Died) and self._private() - self._start_private > self._max_growth:
+            self.close()  # the next task gets a fresh child
+        return answer
 
     def _answer(self, timeout: float, timeout_message: str) -> Any | Died:
         try:
@@ -114,17 +117,18 @@ class IsolatedRunner:
             return Died("crash", self._describe_death())
         if status == "error":
             raise RuntimeError(f"the sample runner failed:\n{value}")
-        if self._rss() - self._start_rss > self._max_growth:
-            self.close()  # the next task gets a fresh child
         return value
 
-    def _rss(self) -> int:
-        """The child's resident memory in bytes (0 where /proc is not available). Asked after
-        every task: the file stays open, and each read at offset 0 gives its current value."""
+    def _private(self) -> int:
+        """The child's resident memory less its file-backed pages, in bytes (0 where /proc is not
+        available): the memory a check can leave behind. Pages of shared libraries, which the child
+        maps again as it runs, cost nothing and are not counted. Asked after every task: the file
+        stays open, and each read at offset 0 gives its current value."""
         try:
             if self._statm < 0:
                 self._statm = os.open(f"/proc/{self._pid}/statm", os.O_RDONLY | os.O_CLOEXEC)
-            return int(os.pread(self._statm, 200, 0).split()[1]) * _PAGE_SIZE
+            fields = os.pread(self._statm, 200, 0).split()
+            return (int(fields[1]) - int(fields[2])) * _PAGE_SIZE
         except (OSError, ValueError, IndexError):
             return 0
 
@@ -149,11 +153,11 @@ class IsolatedRunner:
                     raise RuntimeError(f"the sample runner failed:\n{traceback.format_exc()}") from None
                 self._prepared = True
             self._fork()
-            self._start_rss = self._rss()  # the fork has copied the parent's page tables
+            self._start_private = self._private()  # the fork has mapped the parent's anonymous memory
             return None
         self._start_interpreter()
         ready = self._answer(START_TIMEOUT, f"the sample runner's interpreter did not start within {START_TIMEOUT:g} s")
-        self._start_rss = self._rss()  # its imports done
+        self._start_private = self._private()  # its imports done
         return ready if isinstance(ready, Died) else None
 
     def _open_channels(self) -> tuple[int, int, int, int]:

@@ -27,7 +27,7 @@ from ._env import environment, now
 from ._execute import decoration_skip, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
-from ._key import DEFAULT_BACKEND, MODES, SampleKey, Scope, transform_name
+from ._key import DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_name
 from ._pipeline import died
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner
@@ -369,23 +369,35 @@ class Sweep:
             and (not e.transform or transform_name(e.transform) in s.transforms)
             and e.backend in s.backends
             and any(fnmatch.fnmatchcase(e.op_id, p) or fnmatch.fnmatchcase(e.op, p) for p in s.ops)
-            and not self._of_unselected_database(e.op)
+            and not self._of_unselected_database(e.op_id)
         )
 
-    def _of_unselected_database(self, op: str) -> bool:
-        """Whether ``op`` belongs to a database the run left out (``module_db``'s in a sweep of
-        the default databases, or theirs in a sweep of ``module_db``): its entries are then
-        outside the selection, not stale. An op that no database knows stays inside, to be
-        reported stale; so does one that the run collected (a database of the user's may reuse
-        a name). Asked only of entries that match no collected sample, so a run whose entries all
-        match loads no other database."""
-        return op not in {scope.op for scope in self._collected} and op in self._unselected_ops
+    def _of_unselected_database(self, ident: str) -> bool:
+        """Whether the op ``ident`` (``NAME.VARIANT``) belongs to a database the run left out (``module_db``'s in a
+        sweep of the default databases, or theirs in a sweep of ``module_db``): its entries are
+        then outside the selection, not stale. An op that no database has stays inside, to be
+        reported stale; so does one that the run collected (a database of the user's may reuse a
+        name). Asked only at the session's end, of entries that match no collected sample, so a
+        run whose entries all match loads no other database. Only the databases optests knows
+        are asked: a database of the user's that the run leaves out is not known to it."""
+        return ident not in self._collected_op_ids and ident in self._unselected_op_ids
 
     @functools.cached_property
-    def _unselected_ops(self) -> frozenset[str]:
+    def _collected_op_ids(self) -> frozenset[str]:
+        return frozenset(op_id(scope.op, scope.variant) for scope in self._collected)
+
+    @functools.cached_property
+    def _unselected_op_ids(self) -> frozenset[str]:
         from . import _opinfo
 
-        return frozenset(r.name for r in _opinfo.all_ops([db for db in KNOWN_DBS if db not in self.settings.dbs]))
+        ids: set[str] = set()
+        for db in KNOWN_DBS:
+            if db not in self.settings.dbs:
+                try:
+                    ids.update(r.id for r in _opinfo.all_ops([db]))
+                except _opinfo.DatabaseError:  # it cannot load here (a missing dependency): unknown
+                    pass
+        return frozenset(ids)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -311,4 +311,5 @@ def test_backward_patterns_that_retain_or_create_the_graph_turn_donated_buffers_
     checks = optests.check_op(
         lambda x: x.amax(-1), [([torch.randn(3, 5, requires_grad=True)], {})], modes=["dynamic"], transforms="backward"
     )
+    assert {c.key.transform for c in checks} == {"", "backward-0", "backward-1", "backward-2", "backward-3"}
     assert {c.key.transform: c.result.message for c in checks if not c.result.passed} == {}

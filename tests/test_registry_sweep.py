@@ -119,6 +119,13 @@ def test_entries_of_a_database_the_run_left_out_are_neither_stale_nor_dropped(sw
     result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "stale registry entry" not in result.stdout.str()
+    # a variant that no database has is stale, though its op's name is op_db's
+    data["entries"].append(dict(data["entries"][0], op="sin", variant="no_such_variant", samples=[0]))
+    accepted.write_text(json.dumps(data))
+    result = sweep.runpytest_subprocess(*DB)
+    result.stdout.fnmatch_lines(["stale registry entry (matches no collected sample): sin.no_such_variant *"])
+    data["entries"].pop()
+    accepted.write_text(json.dumps(data))
     assert sweep.runpytest_subprocess(*DB, "--optests-accept").ret == pytest.ExitCode.OK
     kept = [(e["op"], e["variant"]) for e in json.loads(accepted.read_text())["entries"]]
     assert ("sin", "") in kept and ("nn.Linear", "train") in kept

@@ -144,7 +144,7 @@ def _hold(megabytes: int) -> int:
 
 def test_the_runner_judges_a_child_by_its_growth_not_by_what_it_shares_with_a_large_parent() -> None:
     """A forked child is as large as its parent from the start; a pattern sweep's parent holds
-    over 2 GB, and a limit on size replaced its child after every task (a fork a sample)."""
+    over 2 GB, and a limit on size would replace its child after every task (a fork a sample)."""
     import os
 
     from optests._runner import IsolatedRunner
@@ -195,6 +195,15 @@ def test_a_runner_that_may_not_fork_starts_a_fresh_long_lived_interpreter() -> N
         assert isinstance(died, Died) and died.kind == "timeout"
         after = runner.run("pid", timeout=60)
         assert not isinstance(after, Died) and after[0] not in (first[0][0], os.getpid())  # a new child after each death
+    finally:
+        runner.close()
+
+    # a child that has grown too much is replaced after its task, the first one too (its ready
+    # answer is no task): each task gets a fresh interpreter, and the runner keeps working
+    runner = IsolatedRunner(_pid_and_path, max_growth=-1, can_fork=lambda: False)
+    try:
+        pids: list[Any] = [runner.run("pid", timeout=60) for _ in range(2)]
+        assert not any(isinstance(p, Died) for p in pids) and pids[0][0] != pids[1][0]
     finally:
         runner.close()
 
@@ -360,13 +369,13 @@ def test_the_runner_reads_its_childs_memory_as_it_grows() -> None:
     runner = IsolatedRunner(lambda size: grown.append(b"x" * size))
     try:
         runner.run(0, timeout=30)
-        before = runner._rss()
+        before = runner._private()
         runner.run(200 * 1024**2, timeout=30)
-        after = runner._rss()
+        after = runner._private()
     finally:
         runner.close()
     assert before > 0 and after - before > 150 * 1024**2
-    assert runner._rss() == 0  # no child: nothing to read
+    assert runner._private() == 0  # no child: nothing to read
 
 
 def test_samples_are_seeded_on_a_shallow_stack_however_deep_the_caller() -> None:

@@ -62,8 +62,9 @@ class Backward(Single):
         return config.patch(donated_buffer=False)  # type: ignore[no-any-return]
 
     def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
-        with self._config():  # the compiled function traces on its first call: here (its backward
-            # may compile when first called, in dynamic mode: under the config in gradients too)
+        with self._config():  # the compiled function traces on its first call: here (AOTAutograd
+            # reads the config again on every backward, and in dynamic mode may compile the
+            # backward then: the gradients are taken under it too)
             called = super().call(fn, inputs)
         outs = [t for t in tensors(called.out) if t.requires_grad]
         if self.index in (0, 1):
