@@ -16,7 +16,9 @@ for every op whose backward saves only outputs or intermediates (``relu``, ``sig
 
 Shown by optests' ``backward`` call pattern (``backward-3``: double backward, the gradients with
 ``create_graph=True`` and then the gradient of their sum, ``allow_unused=True``): ``relu``'s
-second-order gradient is ``None`` compiled, zeros in eager."""
+second-order gradient is ``None`` compiled, zeros in eager; so is every sample of
+``nn.functional.max_pool1d`` (its backward saves only the indices), while ``max_pool2d``'s saves
+the input and raises as documented."""
 
 import torch
 from functorch.compile import aot_function, min_cut_rematerialization_partition, nop
