@@ -51,9 +51,10 @@ class Died:
 #: A child whose private memory (resident, less file-backed pages) has grown by more than this
 #: since it started is replaced after its task. Checks leave state behind (compiled graphs in
 #: reference cycles, AOTAutograd caches): measured in a full sweep, a child grew by about 200 MB
-#: a minute, which would exhaust a 24 GB machine within the hour. Growth, not size: a forked child starts as large as its parent (the
-#: pages it shares count in its resident memory), and a parent that has collected a pattern sweep
-#: holds over 2 GB: a limit on size would replace the child after every task, a fork a sample.
+#: a minute, which would exhaust a 24 GB machine within the hour. Growth, not size: a forked
+#: child starts as large as its parent (the pages it shares count in its resident memory), and a
+#: parent that has collected a pattern sweep holds over 2 GB: a limit on size would replace the
+#: child after every task, a fork a sample.
 MAX_CHILD_GROWTH = 1536 * 1024**2
 #: How long a fresh interpreter may take to start and prepare, before its first task's clock.
 START_TIMEOUT = 300.0

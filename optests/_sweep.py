@@ -375,11 +375,12 @@ class Sweep:
     def _of_unselected_database(self, ident: str) -> bool:
         """Whether the op ``ident`` (``NAME.VARIANT``) belongs to a database the run left out
         (``module_db``'s in a sweep of the default databases, or theirs in a sweep of
-        ``module_db``): its entries are then outside the selection, not stale. An op that no database has stays inside, to be
-        reported stale; so does one that the run collected (a database of the user's may reuse a
-        name). Asked only at the session's end, of entries that match no collected sample, so a
-        run whose entries all match loads no other database. Only the databases optests knows
-        are asked: a database of the user's that the run leaves out is not known to it."""
+        ``module_db``): its entries are then outside the selection, not stale. An op that no
+        database has stays inside, to be reported stale; so does one that the run collected (a
+        database of the user's may reuse a name). Asked only at the session's end, of entries
+        that match no collected sample, so a run whose entries all match loads no other database.
+        Only the databases optests knows are asked: a database of the user's that the run leaves
+        out is not known to it."""
         return ident not in self._collected_op_ids and ident in self._unselected_op_ids
 
     @functools.cached_property
