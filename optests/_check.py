@@ -184,10 +184,15 @@ class _TraceRecord:
 
 
 def _traced_mutation(t: torch.Tensor) -> bool | None:
+    """Whether the traced program writes to this input: its data, or only its sizes and strides
+    (``t_``, ``unsqueeze_``, ``as_strided_``), which AOTAutograd replays on the input as well."""
     from torch._subclasses.functional_tensor import FunctionalTensor
 
     if isinstance(t, FunctionalTensor):
-        return bool(torch._functionalize_has_data_mutation(t.elem))  # type: ignore[attr-defined]
+        return bool(
+            torch._functionalize_has_data_mutation(t.elem)  # type: ignore[attr-defined]
+            or torch._functionalize_has_metadata_mutation(t.elem)
+        )
     return None
 
 

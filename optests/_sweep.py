@@ -69,6 +69,13 @@ def _case_of(item: pytest.Item) -> Case | None:
     return case if isinstance(case, Case) else None
 
 
+def internal_error_line(e: BaseException) -> str:
+    """The last line of the child's traceback that says something: the exception. A message that
+    ends in a newline leaves a blank last line, which once made the record say nothing."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    return lines[-1] if lines else type(e).__name__
+
+
 class Sweep:
     """The stateful side of the plugin, registered when a run asks for the sweep."""
 
@@ -173,7 +180,7 @@ class Sweep:
             self._attach(
                 item,
                 case.result(
-                    Outcome.FAILED, None, f"optests internal error: {str(e).splitlines()[-1]}", time.perf_counter() - start
+                    Outcome.FAILED, None, f"optests internal error: {internal_error_line(e)}", time.perf_counter() - start
                 ),
             )
             raise

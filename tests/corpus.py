@@ -248,4 +248,11 @@ CORRECT: dict[str, tuple[Callable[..., Any], Callable[[], tuple[list[Any], dict[
     "aten_matmul": (torch.matmul, _pair(), {}),
     "aten_mm_overload": (torch.ops.aten.mm.default, _pair(), {}),
     "aten_max_dim": (torch.max, lambda: (_x(3, 4)()[0] + [1], {}), {}),
+    # an in-place op that changes only the input's metadata (sizes and strides), not its data
+    "aten_t_inplace": (torch.Tensor.t_, _x(3, 4, grad=False), {"check_gradients": False}),
+    "aten_unsqueeze_inplace": (
+        torch.Tensor.unsqueeze_,
+        lambda: (_x(3, 4, grad=False)()[0] + [1], {}),
+        {"check_gradients": False},
+    ),
 }

@@ -408,3 +408,13 @@ def test_samples_are_seeded_on_a_shallow_stack_however_deep_the_caller() -> None
     assert depths and max(depths) < 50
     again = list(_opinfo.samples(_opinfo.select(_opinfo.all_ops(), ["sin"])[0], "cpu", torch.float32))
     assert all(torch.equal(a.args[0], b.args[0]) for a, b in zip(drawn, again, strict=True))  # the same values
+
+
+def test_an_internal_error_record_names_the_exception_even_after_a_blank_line() -> None:
+    """The child's traceback ends with the exception; a message ending in a newline leaves a blank
+    line after it, and the record once said only "optests internal error: "."""
+    from optests._sweep import internal_error_line
+
+    text = "the sample runner failed:\nTraceback (most recent call last):\n  File ...\nAssertionError: Node x was invalid\n\n"
+    assert internal_error_line(RuntimeError(text)) == "AssertionError: Node x was invalid"
+    assert internal_error_line(RuntimeError("")) == "RuntimeError"
