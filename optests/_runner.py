@@ -91,7 +91,8 @@ class IsolatedRunner:
 
     def run(self, task: Any, timeout: float) -> Any | Died:
         """The work's return value for ``task``, or :class:`Died`. Exceptions the work raises
-        come back as a :class:`RuntimeError` carrying the child's traceback."""
+        come back as a :class:`RuntimeError` carrying the child's traceback, and the child that
+        raised is replaced."""
         if not self.available():
             return self._work(task)
         if self._pid is None and (died := self._start()) is not None:
@@ -117,6 +118,9 @@ class IsolatedRunner:
         except EOFError:
             return Died("crash", self._describe_death())
         if status == "error":
+            # What raised may have left the child unfit for the next task (a sticky CUDA error
+            # makes every later CUDA call in that process fail): the next task gets a fresh one.
+            self.close()
             raise RuntimeError(f"the sample runner failed:\n{value}")
         return value
 

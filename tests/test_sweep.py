@@ -131,6 +131,31 @@ def test_the_runner_replaces_a_child_that_grew_too_big() -> None:
         runner.close()
 
 
+def _pid_or_raise(task: str) -> int:
+    import os
+
+    if task == "raise":
+        raise RuntimeError("CUDA error: an illegal memory access was encountered\n")
+    return os.getpid()
+
+
+def test_the_runner_replaces_a_child_whose_work_raised() -> None:
+    """A child whose work raised may be unfit for the next task (a sticky CUDA error fails every
+    later CUDA call in it, and each sample after it would be an internal error): a fresh one."""
+    from optests._runner import IsolatedRunner
+
+    runner = IsolatedRunner(_pid_or_raise)
+    try:
+        before = runner.run("pid", timeout=30)
+        with pytest.raises(RuntimeError, match="illegal memory access"):
+            runner.run("raise", timeout=30)
+        after = runner.run("pid", timeout=30)
+        assert after != before
+        assert runner.run("pid", timeout=30) == after  # and that one lives on
+    finally:
+        runner.close()
+
+
 _BALLAST: list[bytes] = []
 
 
