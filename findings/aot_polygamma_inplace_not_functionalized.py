@@ -22,8 +22,12 @@ def f(x):
 torch.manual_seed(0)
 x = torch.rand(4) + 1
 print("torch", torch.__version__)
+print("schemas:", torch.ops.aten.polygamma.default._schema, "|", torch.ops.aten.polygamma_.default._schema)
 print("eager:", f(x))
-for name, compiled in (("aot_function", aot_function(f, nop)), ("aot_eager", torch.compile(f, backend="aot_eager", fullgraph=True))):
+for name, compiled in (
+    ("aot_function", aot_function(f, nop)),
+    ("aot_eager", torch.compile(f, backend="aot_eager", fullgraph=True)),
+):
     try:
         print(f"{name}: equal to eager: {torch.allclose(compiled(x), f(x))}")
     except Exception as e:

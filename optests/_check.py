@@ -177,23 +177,24 @@ def _agree(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
 class _TraceRecord:
     """What the trace saw the first time AOTAutograd called the wrapper (the functionalized
     metadata pass): output metadata as the fake/meta kernels predicted it, and per input
-    whether the traced program mutates it (None: unknown, e.g. not functionalized)."""
+    whether the traced program mutates it, its data or only its sizes and strides (``t_``,
+    ``unsqueeze_``, ``as_strided_``, which AOTAutograd replays on the input too), and whether it
+    writes its data (None: unknown, e.g. not functionalized)."""
 
     outputs: tuple[tuple[str, _Meta | None], ...]
     mutated: tuple[bool | None, ...]
+    written: tuple[bool | None, ...]
 
 
-def _traced_mutation(t: torch.Tensor) -> bool | None:
-    """Whether the traced program writes to this input: its data, or only its sizes and strides
-    (``t_``, ``unsqueeze_``, ``as_strided_``), which AOTAutograd replays on the input as well."""
+def _traced_mutation(t: torch.Tensor, *, data_only: bool = False) -> bool | None:
+    """Whether the traced program mutates this input: its data, or (unless ``data_only``) its
+    sizes and strides."""
     from torch._subclasses.functional_tensor import FunctionalTensor
 
-    if isinstance(t, FunctionalTensor):
-        return bool(
-            torch._functionalize_has_data_mutation(t.elem)  # type: ignore[attr-defined]
-            or torch._functionalize_has_metadata_mutation(t.elem)
-        )
-    return None
+    if not isinstance(t, FunctionalTensor):
+        return None
+    data = bool(torch._functionalize_has_data_mutation(t.elem))  # type: ignore[attr-defined]
+    return data or (not data_only and bool(torch._functionalize_has_metadata_mutation(t.elem)))
 
 
 class _TensorCall:
@@ -231,6 +232,7 @@ class _TensorCall:
                     (name, _meta(leaf, tensors) if isinstance(leaf, torch.Tensor) else None) for name, leaf in _output_leaves(out)
                 ),
                 mutated=tuple(_traced_mutation(t) for t in tensors),
+                written=tuple(_traced_mutation(t, data_only=True) for t in tensors),
             )
         return out
 
@@ -995,7 +997,7 @@ def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eage
     if eager.called is not None and eager.called.touched:
         return  # the pattern changed outputs after the call, and inputs they view: not the trace's doing
     for i, (name, traced_mut, orig, after) in enumerate(zip(call.names, trace.mutated, originals, eager.inputs)):
-        through_another = any(trace.mutated[j] for j in overlapping[i] if j != i)  # a write to memory it shares
+        through_another = any(trace.written[j] for j in overlapping[i] if j != i)  # a write to memory it shares
         if traced_mut is False and not through_another and after is not orig and not _identical(after, orig):
             raise make(
                 MutationMismatch,

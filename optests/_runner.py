@@ -2,7 +2,9 @@
 
 The child is forked from the (warm) pytest process on first use and serves tasks one at a time
 over a pipe. A crash (the child dies) or a hang (no answer before the deadline; the child is
-killed) is reported for that task, and the next task gets a fresh child. This works the same
+killed) is reported for that task, and the next task gets a fresh child; so does the task after
+one whose work raised (:class:`WorkFailed`), since what raised may have left the child unfit (a
+sticky CUDA error fails every later CUDA call in that process). This works the same
 with and without pytest-xdist, needs no worker-restart budget, and stops hangs in C code too.
 Forking per task would cost about 50 ms a sample (measured); a long-lived child costs a pipe
 round trip.
@@ -60,6 +62,23 @@ MAX_CHILD_GROWTH = 1536 * 1024**2
 START_TIMEOUT = 300.0
 
 
+class WorkFailed(RuntimeError):
+    """The work raised in the child (or ``prepare`` did): the message holds the child's
+    traceback, ``summary`` the exception's first line (``RuntimeError: CUDA error: ...``)."""
+
+    def __init__(self, traceback_text: str, summary: str) -> None:
+        super().__init__(f"the sample runner failed:\n{traceback_text}")
+        self.summary = summary
+
+
+def _failure() -> tuple[str, str]:
+    """The exception being handled: its traceback, and its first line. The traceback's last line is
+    not that line for a message of several lines (a CUDA error's ends with advice and a newline)."""
+    error = sys.exc_info()[1]
+    lines = [line.strip() for line in traceback.format_exception_only(type(error), error) for line in line.splitlines()]
+    return traceback.format_exc(), next((line for line in lines if line), type(error).__name__)
+
+
 class IsolatedRunner:
     def __init__(
         self,
@@ -90,9 +109,8 @@ class IsolatedRunner:
         return hasattr(os, "fork")
 
     def run(self, task: Any, timeout: float) -> Any | Died:
-        """The work's return value for ``task``, or :class:`Died`. Exceptions the work raises
-        come back as a :class:`RuntimeError` carrying the child's traceback, and the child that
-        raised is replaced."""
+        """The work's return value for ``task``, or :class:`Died`. An exception the work raises
+        comes back as :class:`WorkFailed`, and the child that raised is replaced."""
         if not self.available():
             return self._work(task)
         if self._pid is None and (died := self._start()) is not None:
@@ -118,10 +136,8 @@ class IsolatedRunner:
         except EOFError:
             return Died("crash", self._describe_death())
         if status == "error":
-            # What raised may have left the child unfit for the next task (a sticky CUDA error
-            # makes every later CUDA call in that process fail): the next task gets a fresh one.
-            self.close()
-            raise RuntimeError(f"the sample runner failed:\n{value}")
+            self._kill()  # unfit for the next task, maybe; and one in a bad state may not exit
+            raise WorkFailed(*value)
         return value
 
     def _private(self) -> int:
@@ -155,7 +171,7 @@ class IsolatedRunner:
                 try:
                     self._prepare()
                 except Exception:  # as the work's own failures: a bug to show, with its traceback
-                    raise RuntimeError(f"the sample runner failed:\n{traceback.format_exc()}") from None
+                    raise WorkFailed(*_failure()) from None
                 self._prepared = True
             self._fork()
             self._start_private = self._private()  # the fork has mapped the parent's anonymous memory
@@ -268,13 +284,13 @@ def _main() -> None:  # pragma: no cover - runs in a child started by _spawn_int
     except EOFError:
         return
     sys.path[:] = path  # the parent's: the work and the tasks may live in modules found through it
-    ready: tuple[str, str | None] = ("ok", None)
+    ready: tuple[str, tuple[str, str] | None] = ("ok", None)
     try:
         work, prepare = pickle.loads(pickled)
         if prepare is not None:
             prepare()
     except BaseException:
-        ready = ("error", traceback.format_exc())
+        ready = ("error", _failure())
     _send(results_w, pickle.dumps(ready))
     if ready[0] == "ok":
         _serve(work, tasks_r, results_w, 2)
@@ -294,7 +310,7 @@ def _serve(work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: 
         try:
             payload = pickle.dumps(("ok", work(task)))
         except BaseException:  # the work raised, or its answer does not pickle
-            payload = pickle.dumps(("error", traceback.format_exc()))
+            payload = pickle.dumps(("error", _failure()))
         _send(results_w, payload)
 
 

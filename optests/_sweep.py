@@ -30,7 +30,7 @@ from ._findings import Outcome, Stage, Verdict
 from ._key import DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_name
 from ._pipeline import died
 from ._results import SampleResult
-from ._runner import Died, IsolatedRunner
+from ._runner import Died, IsolatedRunner, WorkFailed
 from ._settings import BUILTIN_DBS, KNOWN_DBS, Settings
 
 #: The fixture name a sweep test takes its case from.
@@ -67,13 +67,6 @@ def _case_of(item: pytest.Item) -> Case | None:
     callspec = getattr(item, "callspec", None)
     case = callspec.params.get(CASE_FIXTURE) if callspec is not None else None
     return case if isinstance(case, Case) else None
-
-
-def internal_error_line(e: BaseException) -> str:
-    """The last line of the child's traceback that says something: the exception. A message that
-    ends in a newline leaves a blank last line, which once made the record say nothing."""
-    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-    return lines[-1] if lines else type(e).__name__
 
 
 class Sweep:
@@ -176,12 +169,10 @@ class Sweep:
         start = time.perf_counter()
         try:
             answer = self._runner.run(case, self.settings.timeout)
-        except RuntimeError as e:  # a bug in optests itself: record it, then let it show
+        except WorkFailed as e:  # a bug in optests itself: record it, then let it show
             self._attach(
                 item,
-                case.result(
-                    Outcome.FAILED, None, f"optests internal error: {internal_error_line(e)}", time.perf_counter() - start
-                ),
+                case.result(Outcome.FAILED, None, f"optests internal error: {e.summary}", time.perf_counter() - start),
             )
             raise
         if isinstance(answer, Died):

@@ -255,4 +255,9 @@ CORRECT: dict[str, tuple[Callable[..., Any], Callable[[], tuple[list[Any], dict[
         lambda: (_x(3, 4, grad=False)()[0] + [1], {}),
         {"check_gradients": False},
     ),
+    "aten_as_strided_inplace": (
+        torch.Tensor.as_strided_,
+        lambda: (_x(3, 4, grad=False)()[0] + [(4, 3), (1, 4)], {}),
+        {"check_gradients": False},
+    ),
 }

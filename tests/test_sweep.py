@@ -131,27 +131,23 @@ def test_the_runner_replaces_a_child_that_grew_too_big() -> None:
         runner.close()
 
 
-def _pid_or_raise(task: str) -> int:
-    import os
-
-    if task == "raise":
-        raise RuntimeError("CUDA error: an illegal memory access was encountered\n")
-    return os.getpid()
-
-
-def test_the_runner_replaces_a_child_whose_work_raised() -> None:
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "interpreter"])
+def test_the_runner_replaces_a_child_whose_work_raised(fork: bool) -> None:
     """A child whose work raised may be unfit for the next task (a sticky CUDA error fails every
     later CUDA call in it, and each sample after it would be an internal error): a fresh one."""
-    from optests._runner import IsolatedRunner
+    from typing import Any
 
-    runner = IsolatedRunner(_pid_or_raise)
+    from optests._runner import IsolatedRunner, WorkFailed
+
+    runner = IsolatedRunner(_pid_and_path, can_fork=lambda: fork)
     try:
-        before = runner.run("pid", timeout=30)
-        with pytest.raises(RuntimeError, match="illegal memory access"):
-            runner.run("raise", timeout=30)
-        after = runner.run("pid", timeout=30)
-        assert after != before
-        assert runner.run("pid", timeout=30) == after  # and that one lives on
+        before: Any = runner.run("pid", timeout=60)
+        with pytest.raises(WorkFailed) as info:
+            runner.run("cuda", timeout=60)
+        assert info.value.summary == "RuntimeError: CUDA error: an illegal memory access was encountered"
+        after: Any = runner.run("pid", timeout=60)
+        assert after[0] != before[0]
+        assert runner.run("pid", timeout=60) == after  # and that one lives on
     finally:
         runner.close()
 
@@ -192,6 +188,12 @@ def _pid_and_path(task: str) -> tuple[int, bool]:
 
     if task == "raise":
         raise ValueError("the work failed")
+    if task == "cuda":  # as a CUDA error reads: several lines, the last one blank
+        raise RuntimeError(
+            "CUDA error: an illegal memory access was encountered\n"
+            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+        )
     if task == "abort":
         os.abort()
     if task == "hang":
@@ -433,13 +435,3 @@ def test_samples_are_seeded_on_a_shallow_stack_however_deep_the_caller() -> None
     assert depths and max(depths) < 50
     again = list(_opinfo.samples(_opinfo.select(_opinfo.all_ops(), ["sin"])[0], "cpu", torch.float32))
     assert all(torch.equal(a.args[0], b.args[0]) for a, b in zip(drawn, again, strict=True))  # the same values
-
-
-def test_an_internal_error_record_names_the_exception_even_after_a_blank_line() -> None:
-    """The child's traceback ends with the exception; a message ending in a newline leaves a blank
-    line after it, and the record once said only "optests internal error: "."""
-    from optests._sweep import internal_error_line
-
-    text = "the sample runner failed:\nTraceback (most recent call last):\n  File ...\nAssertionError: Node x was invalid\n\n"
-    assert internal_error_line(RuntimeError(text)) == "AssertionError: Node x was invalid"
-    assert internal_error_line(RuntimeError("")) == "RuntimeError"
