@@ -731,7 +731,7 @@ def _refusals(c: _Compared) -> None:
             raise make(
                 BackwardMismatch if e.backward else ForwardMismatch,
                 f"eager {e.step}",
-                f"raised {e.error}",
+                f"raised {e.error}: {e.message}" if e.message else f"raised {e.error}",
                 "no error",
                 detail="Autograd takes a tangent of any layout: the op's backward must accept it in eager too.",
             )

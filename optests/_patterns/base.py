@@ -46,6 +46,8 @@ class Refusal:
     #: A step autograd must take for any op (a backward with tangents of any layout): eager's
     #: error is a finding whatever the compiled call does.
     must_succeed: bool = False
+    #: The error's first line, for messages (``Unsupported memory format. ...``); not compared.
+    message: str = field(default="", compare=False)
 
 
 def attempt(called: Called, step: str, action: Callable[[], Any], *, backward: bool = False, must_succeed: bool = False) -> Any:
@@ -53,7 +55,8 @@ def attempt(called: Called, step: str, action: Callable[[], Any], *, backward: b
     try:
         result = action()
     except Exception as e:
-        called.refused.append(Refusal(step, type(e).__name__, backward, must_succeed))
+        lines = str(e).strip().splitlines()
+        called.refused.append(Refusal(step, type(e).__name__, backward, must_succeed, lines[0][:300] if lines else ""))
         return None
     called.refused.append(Refusal(step, "", backward, must_succeed))
     return result
