@@ -8,8 +8,8 @@ and a 4-D tensor in ``channels_last`` is neither; the same gradient made contigu
 Compiled code (AOTAutograd) restrides tangents to the layout it traced with, which hides this.
 
 Shown by optests' ``tangents`` call pattern (``tangents-1``: random gradients in another layout,
-``channels_last`` for a 4-D output), backward stage: every unbatched sample of
-``nn.functional.max_pool3d``."""
+``channels_last`` for a 4-D output), backward stage: ``nn.functional.max_pool3d``, 134 of its 192
+unbatched samples in each mode (none of its batched, 5-D ones)."""
 
 import torch
 import torch.nn.functional as F  # noqa: N812
