@@ -44,6 +44,7 @@ from ._findings import (
     Outcome,
     RandomizedMismatch,
     TraceFailure,
+    error_line,
 )
 from ._patterns import DEFAULT_PATTERN, Called, CallPattern, Unsupported, get_pattern
 
@@ -55,7 +56,6 @@ _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
 _UNSUPPORTED = "PyTorch documents this as not supported (for every op), not a bug of this op."
 _SEED = 42
 _RANDOM_DATA_SEED = 1234
-_MAX_ERROR_CHARS = 300
 
 
 class assert_raises_regex:  # noqa: N801 - same name and contract as the in-tree helper
@@ -521,14 +521,6 @@ class _Checking:
     notes: list[str] = dataclasses.field(default_factory=list)
 
 
-def _error_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    first = text[0] if text else ""
-    if len(first) > _MAX_ERROR_CHARS:
-        first = first[: _MAX_ERROR_CHARS - 3] + "..."
-    return f"{type(e).__name__}: {first}" if first else type(e).__name__
-
-
 def _compile(call: Callable[..., Any], opts: _Checking) -> Callable[..., Any]:
     options = opts.options
     return get_backend(options.backend).compile(
@@ -555,14 +547,14 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
         eager.called = _called(pattern, call.eager, eager.inputs)
     except Exception as e:
         _refused_alike(compiled, originals, opts, e, None)
-        raise make(EagerFailure, "eager call", f"raised {_error_line(e)}", "no error") from e
+        raise make(EagerFailure, "eager call", f"raised {error_line(e)}", "no error") from e
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
     if gradients:
         try:
             eager.grads = pattern.gradients(eager.called, eager.inputs)
         except Exception as e:
             _refused_alike(compiled, originals, opts, None, e)
-            raise make(EagerFailure, "eager backward", f"raised {_error_line(e)}", "no error") from e
+            raise make(EagerFailure, "eager backward", f"raised {error_line(e)}", "no error") from e
         if all(g is None for g in eager.grads) and any(t.grad_fn is not None for t in originals):
             # Eager has no gradient to give; autograd must refuse the compiled call alike.
             inputs = _copies(originals) if fresh else originals
@@ -570,7 +562,7 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
                 with opts.options.assert_raises_regex_fn(RuntimeError, _NO_GRAD_FN):
                     pattern.gradients(_called(pattern, compiled, inputs), inputs)
             except AssertionError as e:
-                raise make(BackwardMismatch, "compiled backward", _error_line(e), f"RuntimeError matching {_NO_GRAD_FN!r}") from e
+                raise make(BackwardMismatch, "compiled backward", error_line(e), f"RuntimeError matching {_NO_GRAD_FN!r}") from e
             return True
 
     comp = _Run(inputs=_copies(originals) if fresh else originals)
@@ -617,9 +609,9 @@ def _refused_alike(
         return
     make = _finding_factory(opts)
     if call is not None:
-        raise make(ForwardMismatch, "compiled call", "no error", f"raised {_error_line(call)} (as eager)") from call
+        raise make(ForwardMismatch, "compiled call", "no error", f"raised {error_line(call)} (as eager)") from call
     assert backward is not None
-    raise make(BackwardMismatch, "compiled backward", "no error", f"raised {_error_line(backward)} (as eager)") from backward
+    raise make(BackwardMismatch, "compiled backward", "no error", f"raised {error_line(backward)} (as eager)") from backward
 
 
 @dataclass(frozen=True)
@@ -731,7 +723,7 @@ def _refusals(c: _Compared) -> None:
             raise make(
                 BackwardMismatch if e.backward else ForwardMismatch,
                 f"eager {e.step}",
-                f"raised {e.error}: {e.message}" if e.message else f"raised {e.error}",
+                f"raised {e.message or e.error}",
                 "no error",
                 detail="Autograd takes a tangent of any layout: the op's backward must accept it in eager too.",
             )
@@ -945,19 +937,17 @@ def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Checkin
             raise make(
                 BackwardMismatch,
                 "compiled call",
-                f"raised {_error_line(e)}",
+                f"raised {error_line(e)}",
                 "no error",
                 detail="The forward alone compiles (inputs detached), so tracing the backward failed: "
                 "check that the backward formula is traceable (no numpy, no .item(), no Python branch on tensor values).",
             ) from e
-        raise make(TraceFailure, "compiled call", f"raised {_error_line(e)}", "no error (eager succeeded)") from e
+        raise make(TraceFailure, "compiled call", f"raised {error_line(e)}", "no error (eager succeeded)") from e
     if comp.backward_error is not None:
         e = comp.backward_error
         if isinstance(e, Unsupported):
-            raise make(BackwardMismatch, "compiled backward", f"raised {_error_line(e)}", "no error", detail=_UNSUPPORTED) from e
-        raise make(
-            BackwardMismatch, "compiled backward", f"raised {_error_line(e)}", "no error (eager backward succeeded)"
-        ) from e
+            raise make(BackwardMismatch, "compiled backward", f"raised {error_line(e)}", "no error", detail=_UNSUPPORTED) from e
+        raise make(BackwardMismatch, "compiled backward", f"raised {error_line(e)}", "no error (eager backward succeeded)") from e
 
 
 def _forward_only_compiles(call: _TensorCall, opts: _Checking) -> bool:
@@ -977,7 +967,7 @@ def _check_trace_metadata(call: _TensorCall, originals: list[torch.Tensor], eage
         return
     make = _finding_factory(opts)
     error = comp.error or comp.backward_error
-    failed = f"; the compiled call then raised {_error_line(error)}" if error is not None else ""
+    failed = f"; the compiled call then raised {error_line(error)}" if error is not None else ""
     note = "The trace (fake/meta kernels) predicted this; the real kernel disagrees" + failed + "."
     real = [
         (name, _meta(leaf, eager.inputs) if isinstance(leaf, torch.Tensor) else None) for name, leaf in _output_leaves(eager.out)

@@ -201,3 +201,18 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return self.outcome is Outcome.PASSED
+
+
+#: How much of an error's first line a message keeps.
+_MAX_ERROR_CHARS = 300
+
+
+def error_line(e: BaseException) -> str:
+    """``Type: first line of the message`` (cut to 300 characters): how findings, refusals and
+    internal errors name an exception. A message's later lines (a CUDA error's advice) are left
+    out."""
+    text = str(e).strip().splitlines()
+    first = text[0] if text else ""
+    if len(first) > _MAX_ERROR_CHARS:
+        first = first[: _MAX_ERROR_CHARS - 3] + "..."
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__

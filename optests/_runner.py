@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._findings import Stage
+from ._findings import Stage, error_line
 
 _HEADER = struct.Struct("!Q")
 _STDERR_TAIL = 2000
@@ -72,11 +72,12 @@ class WorkFailed(RuntimeError):
 
 
 def _failure() -> tuple[str, str]:
-    """The exception being handled: its traceback, and its first line. The traceback's last line is
-    not that line for a message of several lines (a CUDA error's ends with advice and a newline)."""
+    """The exception being handled: its traceback, and its first line (:func:`error_line`). The
+    traceback's last line is not that line for a message of several lines (a CUDA error's ends
+    with advice and a newline)."""
     error = sys.exc_info()[1]
-    lines = [line.strip() for line in traceback.format_exception_only(type(error), error) for line in line.splitlines()]
-    return traceback.format_exc(), next((line for line in lines if line), type(error).__name__)
+    assert error is not None
+    return traceback.format_exc(), error_line(error)
 
 
 class IsolatedRunner:

@@ -9,6 +9,8 @@ from typing import Any, Protocol
 
 import torch
 
+from .._findings import error_line
+
 
 @dataclass
 class Called:
@@ -46,7 +48,7 @@ class Refusal:
     #: A step autograd must take for any op (a backward with tangents of any layout): eager's
     #: error is a finding whatever the compiled call does.
     must_succeed: bool = False
-    #: The error's first line, for messages (``Unsupported memory format. ...``); not compared.
+    #: The error as messages name it (``RuntimeError: Unsupported memory format. ...``); not compared.
     message: str = field(default="", compare=False)
 
 
@@ -55,8 +57,7 @@ def attempt(called: Called, step: str, action: Callable[[], Any], *, backward: b
     try:
         result = action()
     except Exception as e:
-        lines = str(e).strip().splitlines()
-        called.refused.append(Refusal(step, type(e).__name__, backward, must_succeed, lines[0][:300] if lines else ""))
+        called.refused.append(Refusal(step, type(e).__name__, backward, must_succeed, error_line(e)))
         return None
     called.refused.append(Refusal(step, "", backward, must_succeed))
     return result
