@@ -435,3 +435,34 @@ def test_samples_are_seeded_on_a_shallow_stack_however_deep_the_caller() -> None
     assert depths and max(depths) < 50
     again = list(_opinfo.samples(_opinfo.select(_opinfo.all_ops(), ["sin"])[0], "cpu", torch.float32))
     assert all(torch.equal(a.args[0], b.args[0]) for a, b in zip(drawn, again, strict=True))  # the same values
+
+
+def test_a_bug_in_optests_is_recorded_by_its_exception_shown_whole_and_the_run_goes_on(sweep: pytest.Pytester) -> None:
+    """An exception in the harness (not in the op) while checking one sample: the record says
+    "optests internal error: " and the exception's line, even when its message ends in a newline;
+    the test shows the child's whole traceback; the next sample gets a fresh child and passes."""
+    sweep.makeconftest(
+        "optests_sweep = True\n"
+        "import optests._execute as e\n"
+        "real = e.execute\n"
+        "def planted(case):\n"
+        "    if case.key.sample == 0:\n"
+        "        raise RuntimeError('planted harness bug: no such field\\nsecond line\\n')\n"
+        "    return real(case)\n"
+        "e.execute = planted\n"
+    )
+    result = sweep.runpytest_subprocess(
+        "--optests-dbs=crashy_ops:ops",
+        "--optests-ops=crashy_fine",
+        "--optests-modes=static",
+        "--optests-results=results.json",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*the sample runner failed:*", "*RuntimeError: planted harness bug: no such field*"])
+    records = {r["id"]: r for r in _records(sweep.path / "results.json")}
+    bug = records["static-float32-cpu-crashy_fine-sample0"]
+    assert (bug["outcome"], bug["stage"]) == ("failed", None)
+    assert bug["message"] == "optests internal error: RuntimeError: planted harness bug: no such field"
+    assert records["static-float32-cpu-crashy_fine-sample1"]["outcome"] == "passed"
