@@ -158,6 +158,18 @@ def subclass_sensitive(x: torch.Tensor) -> torch.Tensor:
     return x.cos()
 
 
+def metadata_mutation_beside_undeclared_write(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a.t_()`` is a traced (metadata) mutation of ``a``; the write to ``b``, which overlaps ``a``,
+    is not declared. ``a``'s traced mutation must not explain ``b``'s changed data."""
+    a.t_()
+    return undeclared_mutation(b)
+
+
+def _overlapping() -> tuple[list[Any], dict[str, Any]]:
+    base = torch.randn(4, 4)
+    return [base, base[1:]], {}
+
+
 _scales: dict[tuple[int, torch.dtype], float] = {}
 
 
@@ -177,6 +189,12 @@ BUGS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[list[Any], dict[str
     "second_output_wrong_fake": (second_output_wrong_fake, _x(3, 4, grad=False), "metadata", {"check_gradients": False}),
     "undeclared_mutation": (undeclared_mutation, _x(3, 4, grad=False), "mutation", {"check_gradients": "auto"}),
     "undeclared_alias": (undeclared_alias, _x(3, 4, grad=False), "metadata", {"check_gradients": "auto"}),
+    "metadata_mutation_beside_undeclared_write": (
+        metadata_mutation_beside_undeclared_write,
+        _overlapping,
+        "mutation",
+        {"check_gradients": False},
+    ),
     "numpy_backward": (numpy_backward, _x(3, 4), "backward", {}),
     "branchy_backward": (branchy_backward, _x(3, 4), "backward", {}),
     "stateful_backward": (stateful_backward, _x(3, 4), "backward", {}),
