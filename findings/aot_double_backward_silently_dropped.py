@@ -18,10 +18,16 @@ Shown by optests' ``backward`` call pattern (``backward-3``: double backward, th
 ``create_graph=True`` and then the gradient of their sum, ``allow_unused=True``): ``relu``'s
 second-order gradient is ``None`` compiled, zeros in eager; so is every sample of
 ``nn.functional.max_pool1d`` (its backward saves only the indices), while ``max_pool2d``'s saves
-the input and raises as documented."""
+the input and raises as documented.
+
+A module's parameters too, where the second-order gradient is far from zero: a gradient penalty
+over ``nn.MultiheadAttention``'s parameters (called through ``torch.func.functional_call``, the
+parameters as inputs) gets ``None`` for ``in_proj_weight``'s second-order gradient, eager a
+tensor, with the min-cut and the default partitioner alike. It is every sample of module_db's
+``nn.MultiheadAttention`` (train and eval) at ``backward-3``."""
 
 import torch
-from functorch.compile import aot_function, min_cut_rematerialization_partition, nop
+from functorch.compile import aot_function, default_partition, min_cut_rematerialization_partition, nop
 
 f = torch.exp
 compiled = aot_function(f, nop, nop, partition_fn=min_cut_rematerialization_partition, keep_inference_input_mutations=True)
@@ -49,3 +55,22 @@ for how in ("grad of grad", "penalty, autograd.grad", "penalty, backward()"):
     print(how)
     for name, call in (("eager", f), ("aot_function", compiled), ("aot_eager", dynamo)):
         print(f"  {name:13}", run(how, call))
+
+
+print("nn.MultiheadAttention(3, 1): the second-order gradient of in_proj_weight, first 3 values")
+torch.manual_seed(0)
+mha = torch.nn.MultiheadAttention(3, 1)
+params = {k: v.detach().clone().requires_grad_(True) for k, v in mha.named_parameters()}
+query = torch.randn(2, 1, 3)
+
+
+def attention(p, q):
+    return torch.func.functional_call(mha, p, (q, q, q))[0]
+
+
+for name, partition in (("eager", None), ("min-cut", min_cut_rematerialization_partition), ("default", default_partition)):
+    call = attention if partition is None else aot_function(attention, nop, nop, partition_fn=partition)
+    grads = torch.autograd.grad(call(params, query).sum(), list(params.values()), create_graph=True)
+    penalty = sum(g.pow(2).sum() for g in grads)
+    (gg,) = torch.autograd.grad(penalty, params["in_proj_weight"], allow_unused=True)
+    print(f"  {name:13}", None if gg is None else gg.flatten()[:3].round(decimals=3))
