@@ -440,7 +440,8 @@ def test_samples_are_seeded_on_a_shallow_stack_however_deep_the_caller() -> None
 def test_a_bug_in_optests_is_recorded_by_its_exception_shown_whole_and_the_run_goes_on(sweep: pytest.Pytester) -> None:
     """An exception in the harness (not in the op) while checking one sample: the record says
     "optests internal error: " and the exception's line, even when its message ends in a newline;
-    the test shows the child's whole traceback; the next sample gets a fresh child and passes."""
+    the test shows the child's whole traceback; the run goes on, and the next sample passes (that
+    the runner replaces the child is the runner's own test)."""
     sweep.makeconftest(
         "optests_sweep = True\n"
         "import optests._execute as e\n"
