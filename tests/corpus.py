@@ -162,7 +162,8 @@ def metadata_mutation_beside_undeclared_write(a: torch.Tensor, b: torch.Tensor) 
     """``a.t_()`` is a traced (metadata) mutation of ``a``; the write to ``b``, which overlaps ``a``,
     is not declared. ``a``'s traced mutation must not explain ``b``'s changed data."""
     a.t_()
-    return undeclared_mutation(b)
+    out: torch.Tensor = undeclared_mutation(b)
+    return out
 
 
 def _overlapping() -> tuple[list[Any], dict[str, Any]]:
