@@ -216,7 +216,7 @@ def check(key: SampleKey, base: Base) -> Checked:
 
     from . import _opinfo
     from ._backends import get_backend
-    from ._check import assert_close_equal_nan, run_check, tolerant
+    from ._check import assert_close_equal_nan, run_check
     from ._patterns import DEFAULT_PATTERN, Unsupported
     from ._transforms import judged_dtype, not_applicable
 
@@ -225,7 +225,7 @@ def check(key: SampleKey, base: Base) -> Checked:
     judged, context = dtype, key.context
     func, args, kwargs = base.func, base.args, base.kwargs
     check_gradients, redraw, setup = base.check_gradients, base.redraw, base.setup
-    pattern, lower = DEFAULT_PATTERN, None
+    pattern = DEFAULT_PATTERN
     if key.transform:  # the OpInfo's code makes the sample, not the derived one: a repro writes the derived tensors
         derived = derive(key, base)
         if derived is None:
@@ -233,7 +233,7 @@ def check(key: SampleKey, base: Base) -> Checked:
             return Checked(CheckResult(Outcome.NOT_APPLICABLE, message=message), (args, kwargs), check_gradients)
         args, kwargs, context = list(derived.args), derived.kwargs, f"{context}: {derived.description}"
         check_gradients = derived.check_gradients(check_gradients)
-        func, pattern, lower = derived.func or func, derived.pattern or pattern, derived.judged
+        func, pattern = derived.func or func, derived.pattern or pattern
         again = derive(key, base, redraw) if redraw is not None else None  # the redraw, transformed alike
         redraw = (list(again.args), again.kwargs) if again is not None else None
         judged, setup = judged_dtype(derived, dtype), None
@@ -244,8 +244,6 @@ def check(key: SampleKey, base: Base) -> Checked:
         if deco.skip:
             return Checked(CheckResult(Outcome.SKIPPED, message=deco.skip_message), (args, kwargs), check_gradients)
         assert_equals, tolerance = deco.assert_equals(judged), tuple(t for t in (deco.tolerance,) if t)
-    elif lower is not None:  # a pattern's lower precision (autocast), for every output
-        assert_equals = tolerant(lower, None, None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ops warn about deprecated arguments etc.; not findings
         result = run_check(

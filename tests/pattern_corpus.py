@@ -4,7 +4,8 @@ Each buggy op passes the check on its plain sample and on every input transform'
 check flags it, at the stage given, on the samples its call pattern derives (and on no other
 pattern's). CORRECT ops must pass every transform's and every pattern's samples (or be not
 applicable there). Like ``transform_corpus.py``, each bug is a realistic mistake, or (``outputs``)
-a divergence of compiled code that only a user of the outputs sees.
+a divergence of compiled code that only a user of the outputs sees, or (``tri_solve``) a PyTorch
+bug any op of its kind meets.
 """
 
 from __future__ import annotations
@@ -187,6 +188,19 @@ def gelu(x: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.gelu(x)
 
 
+def tri_solve(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Not on autocast's lists: float32 forward and backward in eager. The compiled backward,
+    traced with the forward under autocast, computes the gradient's product in bfloat16: a
+    PyTorch bug any such op meets (pytorch/pytorch#153044), silent at bfloat16's tolerance."""
+    out: torch.Tensor = torch.linalg.solve_triangular(a, b, upper=True)
+    return out
+
+
+def _triangular() -> tuple[list[Any], dict[str, Any]]:
+    torch.manual_seed(0)
+    return [(torch.randn(3, 3).triu() + 3 * torch.eye(3)).requires_grad_(), torch.randn(3, 4)], {}
+
+
 # -- aliased: a kernel that writes one input while it reads another ---------------------------------
 
 
@@ -213,6 +227,8 @@ BUGS: dict[str, Bug] = {
     "scale": Bug(scale, _tensors((3, 4), (3, 4), grad=False), "inplace", "mutation", inplace=scale_),
     "halve": Bug(halve, _tensors((3, 4), grad=False), "out", "mutation", supports_out=True),
     "gelu": Bug(gelu, _tensors((3, 4), grad=False), "autocast", "metadata"),
+    # its gradient is not linear in ``a``: compiled code drops the second-order one (``backward``)
+    "tri_solve": Bug(tri_solve, _triangular, "autocast", "backward", also=("backward",)),
     "accumulate": Bug(accumulate, _tensors((4, 3), (2, 3), grad=False), "aliased", "mutation"),
 }
 
@@ -233,6 +249,18 @@ def double_tail(x: torch.Tensor) -> torch.Tensor:
     return y
 
 
+def reused_weight(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """A weight used twice. Eager's autocast casts the leaf ``w`` to bfloat16 once (its cast
+    cache) and sums the two gradients in bfloat16; the traced graph casts it per use and sums
+    them in float32. Both are right: the float32 gradients differ by bfloat16 rounding."""
+    return x[0] @ w + x[1] @ w
+
+
+def _input_and_weight() -> tuple[list[Any], dict[str, Any]]:
+    torch.manual_seed(0)
+    return [torch.randn(2, 5, 6), torch.randn(6, 7, requires_grad=True)], {}
+
+
 def sin_cos(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """A multi-output op (two fresh outputs)."""
     return x.sin(), x.cos()
@@ -250,4 +278,5 @@ CORRECT: dict[str, Correct] = {
     "double_tail": Correct(double_tail, _tensors((3, 4))),
     "sin_cos": Correct(sin_cos, _tensors((3, 4))),
     "linear": Correct(linear, lambda: ([torch.randn(3, 4, requires_grad=True), torch.randn(4, 5)], {})),
+    "reused_weight": Correct(reused_weight, _input_and_weight),
 }

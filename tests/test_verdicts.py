@@ -139,6 +139,38 @@ def test_rounding_on_one_element_does_not_excuse_a_bug_on_another() -> None:
     assert result.stage == "forward", result
 
 
+def _one_ulp_off_compiled(x: torch.Tensor) -> torch.Tensor:
+    """Both round to bfloat16; compiled puts element 0 (3.0, which eager rounds exactly) one
+    bfloat16 step higher: whether an element of a bfloat16 result lands on the truth is chance."""
+    rounded = x.to(torch.bfloat16)
+    if _tracing(x):
+        rounded = rounded + torch.tensor([2**-6, 0.0, 0.0], dtype=torch.bfloat16)
+    return rounded.float()
+
+
+def _rounded_only_compiled(x: torch.Tensor) -> torch.Tensor:
+    """Eager computes in float32; compiled rounds the result to bfloat16 (pytorch/pytorch#153044)."""
+    return (x * 3).to(torch.bfloat16).float() if _tracing(x) else x * 3
+
+
+def test_under_autocast_a_result_eager_rounds_in_bfloat16_may_round_otherwise_compiled() -> None:
+    x = torch.tensor([3.0, 0.1, 0.7])
+    result = optests.run_check(_one_ulp_off_compiled, [x], {}, False, check_gradients=False, pattern="autocast")
+    assert result.passed, result.message
+    assert result.notes == (
+        "out: rounding: compiled is 0.0156 from the float64 result, eager 0 (each element within 3x; "
+        "eager rounds at bfloat16's precision)",
+    )
+    # Outside autocast the float32 rule holds: eager is exact on element 0, compiled is not.
+    assert optests.run_check(_one_ulp_off_compiled, [x], {}, False, check_gradients=False).stage == "forward"
+
+
+def test_under_autocast_a_compiled_result_less_precise_than_eager_s_float32_one_is_a_finding() -> None:
+    x = torch.linspace(0.1, 0.9, 7)
+    result = optests.run_check(_rounded_only_compiled, [x], {}, False, check_gradients=False, pattern="autocast")
+    assert result.stage == "forward", result
+
+
 def test_no_float64_reference_for_an_op_that_draws_random_numbers() -> None:
     result = optests.run_check(_random_and_shifted, [torch.zeros(5)], {}, False, check_gradients=False)
     assert result.stage == "forward", result

@@ -33,6 +33,9 @@ class Called:
     #: The pattern changed the outputs after the call (``outputs``), and with them the inputs they
     #: view: an input's change is then not all the traced program's doing.
     touched: bool = False
+    #: The lower precision the call computed in (``autocast``: bfloat16 on CPU), or None: where
+    #: eager's result shows that precision's rounding, the compiled one's may show it too.
+    precision: torch.dtype | None = None
 
 
 @dataclass(frozen=True)
