@@ -237,11 +237,14 @@ class Decorations:
         """How a skipped sample's record says why ("" when the test runs)."""
         return f"the {self.owner}'s decorations skip {self.test_class} here: {self.skip}" if self.skip else ""
 
-    def assert_equals(self, dtype: torch.dtype) -> Callable[..., None]:
-        """The comparison the check uses: NaN equal to NaN, with the override's tolerances."""
+    def assert_equals(self, dtype: torch.dtype, *, leaves_of_dtype: bool = False) -> Callable[..., None]:
+        """The comparison the check uses: NaN equal to NaN, with the override's tolerances (for
+        the tensors of ``dtype`` only, where ``leaves_of_dtype``: see :func:`optests._check.tolerant`)."""
         from ._check import assert_close_equal_nan, tolerant
 
-        return tolerant(dtype, self.atol, self.rtol) if self.tolerance else assert_close_equal_nan
+        return (
+            tolerant(dtype, self.atol, self.rtol, leaves_of_dtype=leaves_of_dtype) if self.tolerance else assert_close_equal_nan
+        )
 
     @property
     def tolerance(self) -> str:

@@ -101,7 +101,8 @@ class Derived:
     func: Callable[..., Any] | None = None
     #: ``False``: its gradients are not checked (``grad-mode``: its outputs require none).
     gradients: bool | None = None
-    #: The dtype whose tolerances judge it, where not its inputs' (``autocast``: the lower precision).
+    #: The lower precision a call pattern computes in (``autocast``), whose OpInfo decorations
+    #: apply (an override to the results of that dtype only); None: its inputs' dtype.
     judged: torch.dtype | None = None
 
     @property

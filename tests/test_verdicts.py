@@ -139,13 +139,18 @@ def test_rounding_on_one_element_does_not_excuse_a_bug_on_another() -> None:
     assert result.stage == "forward", result
 
 
-def _one_ulp_off_compiled(x: torch.Tensor) -> torch.Tensor:
-    """Both round to bfloat16; compiled puts element 0 (3.0, which eager rounds exactly) one
-    bfloat16 step higher: whether an element of a bfloat16 result lands on the truth is chance."""
-    rounded = x.to(torch.bfloat16)
-    if _tracing(x):
-        rounded = rounded + torch.tensor([2**-6, 0.0, 0.0], dtype=torch.bfloat16)
-    return rounded.float()
+def _one_step_off_compiled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Under autocast the product is bfloat16 in eager and compiled alike, widened to float32;
+    compiled puts element 0 (3.0, which eager's bfloat16 holds exactly) one bfloat16 step higher.
+    Whether an element of a bfloat16 result lands on the truth is chance."""
+    out = (x @ w).float()
+    return out + torch.tensor([2**-6, 0.0, 0.0]) if _tracing(x) else out
+
+
+def _a_step_off_ones(x: torch.Tensor) -> torch.Tensor:
+    """Ones, exact in any precision; compiled puts them one bfloat16 step higher."""
+    ones = torch.ones_like(x)
+    return ones + 2**-7 if _tracing(x) else ones
 
 
 def _rounded_only_compiled(x: torch.Tensor) -> torch.Tensor:
@@ -153,22 +158,56 @@ def _rounded_only_compiled(x: torch.Tensor) -> torch.Tensor:
     return (x * 3).to(torch.bfloat16).float() if _tracing(x) else x * 3
 
 
+def _product_inputs() -> list[torch.Tensor]:
+    return [torch.tensor([[1.0, 2.0], [0.1, 0.7], [0.3, 0.9]]), torch.tensor([1.0, 1.0])]
+
+
 def test_under_autocast_a_result_eager_rounds_in_bfloat16_may_round_otherwise_compiled() -> None:
-    x = torch.tensor([3.0, 0.1, 0.7])
-    result = optests.run_check(_one_ulp_off_compiled, [x], {}, False, check_gradients=False, pattern="autocast")
+    result = optests.run_check(_one_step_off_compiled, _product_inputs(), {}, False, check_gradients=False, pattern="autocast")
     assert result.passed, result.message
     assert result.notes == (
         "out: rounding: compiled is 0.0156 from the float64 result, eager 0 (each element within 3x; "
-        "eager rounds at bfloat16's precision)",
+        "eager rounds at bfloat16's precision, 0.0039 relative)",
     )
-    # Outside autocast the float32 rule holds: eager is exact on element 0, compiled is not.
-    assert optests.run_check(_one_ulp_off_compiled, [x], {}, False, check_gradients=False).stage == "forward"
+    # Outside autocast the product is float32: eager is exact on element 0, compiled is not.
+    assert optests.run_check(_one_step_off_compiled, _product_inputs(), {}, False, check_gradients=False).stage == "forward"
 
 
-def test_under_autocast_a_compiled_result_less_precise_than_eager_s_float32_one_is_a_finding() -> None:
-    x = torch.linspace(0.1, 0.9, 7)
-    result = optests.run_check(_rounded_only_compiled, [x], {}, False, check_gradients=False, pattern="autocast")
+@pytest.mark.parametrize("func", [_a_step_off_ones, _rounded_only_compiled], ids=["exact-result", "float32-in-eager"])
+def test_under_autocast_a_compiled_result_less_precise_than_eager_s_is_a_finding(func: Any) -> None:
+    """Eager's result shows no bfloat16 rounding: exact (ones, whose values are bfloat16 ones as
+    the truth's are), or computed in float32."""
+    result = optests.run_check(func, [torch.linspace(0.1, 0.9, 7)], {}, False, check_gradients=False, pattern="autocast")
     assert result.stage == "forward", result
+
+
+def test_lower_rounding_is_not_shown_by_one_ill_conditioned_float32_element() -> None:
+    from optests._check import _lower_rounding
+
+    exact = torch.linspace(1.01, 1.99, 9, dtype=torch.float64)
+    eager = exact.float().double()  # float32's rounding
+    assert _lower_rounding(eager, exact, torch.float32, torch.bfloat16) == 0.0
+    eager[4] *= 1 + 1e-3  # one element off by 1e-3, as an ill-conditioned float32 one can be
+    assert _lower_rounding(eager, exact, torch.float32, torch.bfloat16) == 0.0
+    rounded = exact.bfloat16().double()  # every element at bfloat16's rounding
+    level = _lower_rounding(rounded, exact, torch.float32, torch.bfloat16)
+    assert level == max(float((rounded - exact).abs().max() / exact.abs().max()), 2**-8)  # at least the unit roundoff
+    far = exact * torch.tensor([1.03] + [1.0] * 8, dtype=torch.float64)  # one element 3% off
+    assert _lower_rounding(rounded, far, torch.float32, torch.bfloat16) == pytest.approx(
+        float((rounded - far).abs().max() / far.abs().max())
+    )
+    assert _lower_rounding(rounded, exact, torch.float32, None) == 0.0  # no lower precision
+
+
+def test_an_override_for_the_lower_precision_is_for_its_results_only() -> None:
+    from optests._check import tolerant
+
+    lowered = tolerant(torch.bfloat16, 0.1, None, leaves_of_dtype=True)
+    x = torch.ones(3)
+    lowered((x.bfloat16() + 0.05, x + 1e-6), (x.bfloat16(), x))  # bfloat16 within atol 0.1; float32 within its default
+    with pytest.raises(AssertionError):
+        lowered((x.bfloat16(), x + 0.05), (x.bfloat16(), x))  # float32 beyond its default
+    tolerant(torch.bfloat16, 0.1, None)((x.bfloat16(), x + 0.05), (x.bfloat16(), x))  # for every result otherwise
 
 
 def test_no_float64_reference_for_an_op_that_draws_random_numbers() -> None:
