@@ -182,6 +182,34 @@ def test_optests_check_applies_every_pattern_by_default(tmp_path: Path) -> None:
     assert "grad of args[0]=max abs diff" in rerun.stdout
 
 
+@pytest.mark.skipif("tri_solve" not in corpus.BUGS, reason="backward_pass_autocast is off by default: no bug to show")
+def test_autocast_scripts_judge_as_the_check_does_without_optests(tmp_path: Path) -> None:
+    """A script makes the autocast pattern from the check's own code, which records the lower
+    precision the call ran in: it finds the compiled gradient computed in bfloat16 beside eager's
+    float32 one, and puts a gradient eager itself computed in bfloat16 down to rounding."""
+    from optests import _repro
+
+    bug, good = corpus.BUGS["tri_solve"], corpus.CORRECT["reused_weight"]
+    (checked,) = [c for c in optests.check_op(bug.func, [bug.make()], modes=["static"], transforms="autocast") if c.key.transform]
+    finding = checked.result.error
+    assert finding is not None and finding.options is not None
+    scripts = [
+        _repro.write_standalone(tmp_path, "tri_solve", bug.func, checked.inputs, finding.options, summary=finding.summary),
+        _repro.write_standalone(
+            tmp_path, "reused_weight", good.func, good.make(), {**finding.options, "randomized_sample": None}, summary="(none)"
+        ),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    ran = [
+        subprocess.run([sys.executable, str(p)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+        for p in scripts
+    ]
+    assert "import optests" not in scripts[0].read_text()
+    assert ran[0].returncode == 1 and "[backward] grad of args[0]=max abs diff" in ran[0].stdout, ran[0].stdout + ran[0].stderr
+    assert ran[1].returncode == 0, ran[1].stdout + ran[1].stderr
+    assert "note: grad: rounding: compiled is" in ran[1].stdout and "eager rounds at bfloat16's precision" in ran[1].stdout
+
+
 def test_the_sweep_flags_each_bug_by_its_pattern_and_no_correct_op(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
