@@ -395,16 +395,16 @@ def _donor_values(call: _TensorCall, sample: tuple[Sequence[Any], Mapping[str, A
 
 
 def _identical(a: torch.Tensor, b: torch.Tensor, strides: bool = True) -> bool:
-    """Same metadata and bitwise-same values (NaN equals NaN). Strides and the storage offset
-    count where they carry meaning, as :func:`_significant_strides` says: not on an empty tensor,
-    not on a dim of size 1 (eager's ``ormqr`` restrides an empty ``out=``; nothing was written)."""
+    """Same metadata and bitwise-same values (NaN equals NaN). The storage offset always counts;
+    strides count on the dims of size > 1 of a non-empty tensor, as :func:`_significant_strides`
+    compares them: a stride no element is reached through changes no value."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     try:
-        if strides and a.layout == torch.strided and a.numel():
+        if strides and a.layout == torch.strided:
             if a.storage_offset() != b.storage_offset():
                 return False
-            if any(sa != sb for n, sa, sb in zip(a.shape, a.stride(), b.stride()) if n > 1):
+            if a.numel() and any(sa != sb for n, sa, sb in zip(a.shape, a.stride(), b.stride()) if n > 1):
                 return False
         if torch.equal(a, b):
             return True

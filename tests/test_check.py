@@ -45,6 +45,20 @@ def test_inputs_are_never_mutated_by_the_check() -> None:
     assert torch.equal(args[0], before)
 
 
+def test_a_mutation_is_a_change_an_element_can_show() -> None:
+    """Strides no element is reached through (an empty tensor's, a size-1 dim's) are no mutation,
+    as the metadata check does not compare them; any other stride and the storage offset are."""
+    from optests._check import _identical
+
+    buffer = torch.zeros(8)
+    assert _identical(torch.empty(0, 5), torch.empty_strided((0, 5), (1, 1)))
+    assert _identical(torch.zeros(1, 4), buffer.as_strided((1, 4), (7, 1)))
+    x = torch.zeros(3, 3)
+    assert not _identical(x, x.mT.contiguous().mT)
+    assert not _identical(buffer[1:5], buffer[:4])
+    assert not _identical(buffer[5:5], buffer[0:0])
+
+
 @pytest.mark.parametrize(
     "bug",
     ["fake_wrong_shape_no_grad", "second_output_wrong_fake", "undeclared_alias"],
