@@ -183,9 +183,15 @@ def _is_alias_of(a: torch.Tensor, b: torch.Tensor) -> bool:
 def _significant_strides(m: _Meta) -> tuple[int | None, ...] | None:
     """Strides that carry meaning: skip dims of size <= 1, and empty tensors entirely. A size
     the trace cannot know (data-dependent, unbacked) makes the strides unknown: None."""
-    if m.stride is None or any(s == 0 for s in m.shape) or None in m.shape:
+    return None if m.stride is None else _strides_that_count(m.shape, m.stride)
+
+
+def _strides_that_count(shape: Sequence[int | None], stride: Sequence[int | None]) -> tuple[int | None, ...] | None:
+    """The strides some element is reached through: those of the dims of size > 1; None for an
+    empty tensor (none) or a size the trace cannot know."""
+    if any(s == 0 for s in shape) or None in shape:
         return None
-    return tuple(st for sz, st in zip(m.shape, m.stride) if sz is not None and sz > 1)
+    return tuple(st for sz, st in zip(shape, stride) if sz is not None and sz > 1)
 
 
 def _agree(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
@@ -396,15 +402,15 @@ def _donor_values(call: _TensorCall, sample: tuple[Sequence[Any], Mapping[str, A
 
 def _identical(a: torch.Tensor, b: torch.Tensor, strides: bool = True) -> bool:
     """Same metadata and bitwise-same values (NaN equals NaN). The storage offset always counts;
-    strides count on the dims of size > 1 of a non-empty tensor, as :func:`_significant_strides`
-    compares them: a stride no element is reached through changes no value."""
+    strides only where an element is reached through them (:func:`_strides_that_count`, as the
+    metadata check compares them): another stride changes no value."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     try:
         if strides and a.layout == torch.strided:
             if a.storage_offset() != b.storage_offset():
                 return False
-            if a.numel() and any(sa != sb for n, sa, sb in zip(a.shape, a.stride(), b.stride()) if n > 1):
+            if _strides_that_count(a.shape, a.stride()) != _strides_that_count(b.shape, b.stride()):
                 return False
         if torch.equal(a, b):
             return True
