@@ -54,6 +54,15 @@ _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
 #: The detail of a finding whose compiled call raised what PyTorch documents as not supported for
 #: every op (:class:`optests._patterns.Unsupported`): a derived sample is then not applicable.
 _UNSUPPORTED = "PyTorch documents this as not supported (for every op), not a bug of this op."
+#: What eager's kernels raise where this machine's CPU has no implementation of the call that another
+#: CPU has: oneDNN's "could not create a primitive descriptor" (its bfloat16 LSTM without AVX-512),
+#: the ``mkldnn_*`` kernels' "needs the cpu support ...", FBGEMM's "Your CPU does not support". A call
+#: pattern's compiled call must refuse alike where eager refuses (:func:`_refused_alike`), but not
+#: where the refusal is the machine's: what compiled code must do there depends on the CPU, so the
+#: derived sample is not applicable (a verdict may not depend on the machine).
+_MACHINE_REFUSAL = re.compile(
+    r"could not create a primitive descriptor|needs the cpu support|Your CPU does(?:n't| not) support|on the platform with"
+)
 _SEED = 42
 _RANDOM_DATA_SEED = 1234
 
@@ -627,9 +636,10 @@ def _refused_alike(
     """Under a call pattern (not the default call), where eager's call (``call``) or backward
     (``backward``) raised: the compiled function must refuse alike. A compiled call that goes
     through is a finding, as any difference in which one raises; where it raises too, the sample
-    is not applicable (the caller's eager failure). The default call keeps eager's failure as the
-    sample's precondition: a sample eager cannot run is no valid call."""
-    if opts.options.pattern == DEFAULT_PATTERN:
+    is not applicable (the caller's eager failure), as where eager's refusal is this machine's
+    (:data:`_MACHINE_REFUSAL`). The default call keeps eager's failure as the sample's precondition:
+    a sample eager cannot run is no valid call."""
+    if opts.options.pattern == DEFAULT_PATTERN or _MACHINE_REFUSAL.search(str(call or backward)):
         return
     inputs = _copies(originals)
     try:

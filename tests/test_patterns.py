@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pattern_corpus as corpus
@@ -293,6 +294,43 @@ def test_a_call_pattern_eager_refuses_and_compiled_runs_is_a_finding() -> None:
         assert (
             "compiled call=no error, but expected raised RuntimeError: refused without grad mode (as eager)" in by[suffix].message
         )
+
+
+def _refuses_under_autocast_in_eager(message: str) -> Callable[[torch.Tensor], torch.Tensor]:
+    """Raises ``message`` under autocast, on real tensors only (eager's kernel; the trace and so
+    the compiled function go through): the LSTM under bfloat16 autocast on a CPU without AVX-512."""
+
+    def refuses(x: torch.Tensor) -> torch.Tensor:
+        if type(x) is torch.Tensor and torch.is_autocast_enabled("cpu"):
+            raise RuntimeError(message)
+        return x * 2
+
+    return refuses
+
+
+@pytest.mark.parametrize(
+    ("message", "applies"),
+    [
+        ("could not create a primitive descriptor for the LSTM forward propagation primitive.", False),
+        ("mkldnn_relu: bf16 path needs the cpu support avx512bw, avx512vl and avx512dq", False),
+        ("Your CPU does not support FBGEMM.", False),
+        ("lstm: expected a float32 input", True),
+    ],
+)
+def test_an_eager_refusal_another_cpu_would_not_make_leaves_the_pattern_not_applicable(message: str, applies: bool) -> None:
+    """Where eager's kernel refuses for want of this machine's instructions, what compiled code must
+    do depends on the CPU: the derived sample is not applicable, never a finding another machine
+    would not see. Any other refusal the compiled call must share."""
+    make = corpus.CORRECT["sum_of_squares"].make
+    checks = optests.check_op(_refuses_under_autocast_in_eager(message), [make()], modes=["static"], transforms="autocast")
+    by = {c.key.transform: c.result for c in checks}
+    assert by[""].passed
+    if applies:
+        assert by["autocast"].stage is optests.Stage.FORWARD, by["autocast"].message
+        assert f"compiled call=no error, but expected raised RuntimeError: {message} (as eager)" in by["autocast"].message
+    else:
+        assert by["autocast"].outcome is optests.Outcome.NOT_APPLICABLE, by["autocast"].message
+        assert f"eager call=raised RuntimeError: {message}" in by["autocast"].message
 
 
 @torch.library.custom_op("optests_patterns::dense_backward", mutates_args=())
