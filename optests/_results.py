@@ -343,6 +343,11 @@ def readable_version(version: object, readable: tuple[int, ...]) -> bool:
     return type(version) is int and version in readable
 
 
+#: What a resumed run's environment must share with the journal it goes on from: the torch build
+#: (its results would not be one run's otherwise). The date, the machine and optests may differ.
+RESUMED_UNDER = ("torch", "torch_git", "cuda")
+
+
 class Journal:
     """The records of a run as they arrive, one JSON line each, beside the results file
     (``RESULTS.partial``): a run that is killed keeps what it checked, and ``read`` (so
@@ -352,9 +357,14 @@ class Journal:
     if the run dies), so a second run on the same results path is refused with :class:`Busy`
     and leaves the first's journal untouched, and a finishing run removes only its own. A write
     that fails raises :class:`WriteError` naming the journal and the errno; the lines written
-    before it stay readable."""
+    before it stay readable.
 
-    def __init__(self, results: Path, env: Mapping[str, str]) -> None:
+    ``resume``: a dead run's journal is gone on from, not started afresh: its records are kept
+    (:attr:`resumed`) and this run's appended after them, so a run killed again loses nothing
+    either. It must have been written under the same torch (:data:`RESUMED_UNDER`); a
+    :class:`ResultsError` says why not."""
+
+    def __init__(self, results: Path, env: Mapping[str, str], *, resume: bool = False) -> None:
         self.path = results.with_name(results.name + ".partial")
         try:
             fd = claim(self.path)
@@ -364,14 +374,43 @@ class Journal:
             ) from None
         self._file = os.fdopen(fd, "w", encoding="utf-8")
         _JOURNALS.add(self)
+        #: The records of the dead run this one goes on from (``resume``), by id.
+        self.resumed: dict[str, SampleResult] = {}
         try:
-            self._file.truncate(0)  # a dead run's journal: only now, with the lock held
-            self._write(
-                json.dumps({"kind": JOURNAL_KIND, "schema_version": SCHEMA_VERSION, "environment": dict(env)}, allow_nan=False)
-            )
+            if not (resume and self._go_on(env)):
+                self._file.truncate(0)  # a dead run's journal: only now, with the lock held
+                self._write(
+                    json.dumps(
+                        {"kind": JOURNAL_KIND, "schema_version": SCHEMA_VERSION, "environment": dict(env)}, allow_nan=False
+                    )
+                )
         except BaseException:
             self.close()
             raise
+
+    def _go_on(self, env: Mapping[str, str]) -> bool:
+        """Read the dead run's journal (the lock held) into :attr:`resumed` and place the next
+        write after its last whole line (a line cut off by the kill is dropped). False where there
+        is nothing to go on from: no journal, or not even its header was written whole."""
+        fd = self._file.fileno()
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, size, 0)
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            return False
+        if not data.startswith(b"{") or f'"kind": "{JOURNAL_KIND}"'.encode() not in data[:end].split(b"\n", 1)[0]:
+            raise ResultsError(f"{self.path}: not an optests journal; remove it, or write the results elsewhere")
+        old, records = read(self.path)
+        for key in RESUMED_UNDER:
+            if old.get(key, "") != env.get(key, ""):
+                raise ResultsError(
+                    f"{self.path}: written under {key} {old.get(key, '') or 'none'}, this run has "
+                    f"{env.get(key, '') or 'none'}: resume under the same one, or start afresh without --optests-resume"
+                )
+        self.resumed = {r.id: r for r in records}
+        os.ftruncate(fd, end)
+        self._file.seek(0, os.SEEK_END)
+        return True
 
     def _write(self, line: str) -> None:
         try:

@@ -167,6 +167,14 @@ OPTIONS = (
         _select,
     ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
+    Option(
+        "resume",
+        "go on from the journal a killed run left beside --optests-results (RESULTS.partial): its samples are not "
+        "checked again, their records kept; without a journal, the run starts afresh",
+        "false",
+        _bool,
+        flag=True,
+    ),
     Option("timeout", "seconds one sample may take before it is recorded as a timeout", f"{DEFAULT_TIMEOUT:g}", parse_seconds),
     Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
     Option("accept", "rewrite the registry from this run (only the scopes that ran are touched)", "false", _bool, flag=True),
@@ -185,6 +193,7 @@ class Settings:
     devices: tuple[str, ...]
     dbs: tuple[str, ...]
     results: Path | None
+    resume: bool
     timeout: float
     registry: Path | None
     accept: bool
@@ -206,6 +215,8 @@ def parse(get: Callable[[str], object], get_ini: Callable[[str], str]) -> Settin
         if opt.name in ("ops", "dbs") and raw != opt.default:
             values["explicit"] = True
     settings = Settings(**values)  # type: ignore[arg-type]
+    if settings.resume and settings.results is None:
+        raise SettingError("--optests-resume: goes on from the journal of --optests-results, which is not given")
     from ._backends import refuse_modes
 
     try:

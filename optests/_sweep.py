@@ -15,7 +15,7 @@ import shlex
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,8 @@ class Sweep:
         self._started = now()
         self._journal: _results.Journal | None = None
         self._journal_error = False
+        #: ids of the resumed records this run's tests replayed (on the controller)
+        self._replayed: set[str] = set()
         self._results_error = ""
 
     @property
@@ -164,6 +166,10 @@ class Sweep:
         if entry is not None:
             self._attach(item, case.result(Outcome.SKIPPED, entry.stage, entry.reason, verdict=Verdict.SKIPPED))
             pytest.skip(f"expected-failures registry: skip ({entry.stage}): {entry.reason}")
+        resumed = self._resumed.get(case.id)
+        if resumed is not None:  # the dead run this one goes on from checked it: its record stands
+            self._judge(item, case, resumed, f"[{resumed.stage}] {resumed.message} (checked by the run this one resumed)")
+            return
         if self._runner is None:
             self._runner = IsolatedRunner(execute_in_child, prepare=functools.partial(prepare_child, self.settings.dbs))
         start = time.perf_counter()
@@ -181,6 +187,11 @@ class Sweep:
             report = f"[{dead.stage}] {dead.detail}"
         else:
             record, report = answer
+        self._judge(item, case, record, report)
+
+    def _judge(self, item: pytest.Item, case: Case, record: SampleResult, report: str) -> None:
+        """Attach ``record`` with the registry's verdict, and pass, xfail or fail the test by it."""
+        key = case.key
         verdict, entry = self.registry.judge(record)
         self._attach(item, dataclasses.replace(record, verdict=verdict))
         if verdict is Verdict.XFAILED:
@@ -256,15 +267,33 @@ class Sweep:
         if self.settings.results is None or self._is_worker or self._journal is not None or self.config.option.collectonly:
             return
         try:
-            self._journal = _results.Journal(self.settings.results, environment(self._started))
+            self._journal = _results.Journal(self.settings.results, environment(self._started), resume=self.settings.resume)
         except WriteError as e:
             raise pytest.UsageError(f"--optests-results: {e}") from None
+        except _results.ResultsError as e:
+            raise pytest.UsageError(f"--optests-resume: {e}") from None
+
+    @functools.cached_property
+    def _resumed(self) -> Mapping[str, SampleResult]:
+        """The records of the dead run this one goes on from (``--optests-resume``), by id. The
+        controller read them when it opened the journal, before it started any worker; a worker
+        reads the journal itself (what this run appended since are samples it will not run)."""
+        if not self.settings.resume or self.settings.results is None:
+            return {}
+        if not self._is_worker:
+            self._open_journal()
+            return self._journal.resumed if self._journal is not None else {}
+        _, records = _results.read(self.settings.results.with_name(self.settings.results.name + ".partial"))
+        return {r.id: r for r in records}
 
     def _record(self, record: SampleResult) -> None:
         self.results[record.id] = record
         if self.settings.results is not None and not self._is_worker:  # the controller writes
             self._open_journal()
             assert self._journal is not None
+            if record.id in self._journal.resumed:  # replayed: the journal holds it already
+                self._replayed.add(record.id)
+                return
             try:
                 self._journal.add(record)
             except WriteError as e:  # a full disk: stop now, in one line; the journal keeps the rest
@@ -480,6 +509,12 @@ class Sweep:
         if self._accepted is not None:
             tr.write_line(
                 f"accepted: {self._registry_name()} rewritten ({self._accepted[0]} entries before, {self._accepted[1]} after)"
+            )
+        if self._journal is not None and self._journal.resumed:
+            dropped = len(self._journal.resumed) - len(self._replayed)
+            tr.write_line(
+                f"resumed: {len(self._replayed)} samples checked by the run this one went on from ({self._journal.path.name})"
+                + (f"; {dropped} of its records are not of this run's selection, left out" if dropped else "")
             )
         if self._results_error:
             tr.write_line(f"results not written: {self._results_error}", red=True)

@@ -439,3 +439,111 @@ def test_a_forked_child_does_not_keep_the_journal_s_lock(tmp_path: Path) -> None
         os.close(ready_r)
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
+
+
+# -- resuming a killed sweep ------------------------------------------------------------------
+
+
+def _journal_of(where: Path, records: list[dict[str, object]], env: dict[str, str], cut: str = "") -> None:
+    """The journal a killed sweep leaves: its header, ``records``, then a line cut off mid-write."""
+    lines = [json.dumps({"kind": "optests-results-journal", "schema_version": 3, "environment": env})]
+    lines += [json.dumps(r) for r in records]
+    (where / "r.json.partial").write_text("\n".join(lines) + "\n" + cut)
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_resumed_sweep_checks_only_what_the_killed_run_did_not(sweep: pytest.Pytester, xdist: list[str]) -> None:
+    """A sweep of hours killed at 70% was run again from the start. With ``--optests-resume`` the
+    samples in its journal keep their records (their tests judged again by the registry, not
+    checked: the planted durations stay) and the rest are checked; the results are one whole run."""
+    whole = _sweep(sweep.path)
+    assert whole.returncode == pytest.ExitCode.TESTS_FAILED, whole.stdout + whole.stderr
+    first = json.loads((sweep.path / "r.json").read_text())
+    done = [dict(r, duration=123.0) for r in first["samples"][:5]]
+    _journal_of(sweep.path, done, first["environment"], cut=json.dumps(first["samples"][5])[:40])
+    (sweep.path / "r.json").unlink()
+
+    again = _sweep(sweep.path, "--optests-resume", *xdist)
+    assert again.returncode == pytest.ExitCode.TESTS_FAILED, again.stdout + again.stderr
+    assert "resumed: 5 samples checked by the run this one went on from (r.json.partial)" in again.stdout
+    assert again.stdout.count("PASSED") + again.stdout.count("passed") >= 1
+    results = json.loads((sweep.path / "r.json").read_text())
+    assert results["complete"] is True and not (sweep.path / "r.json.partial").exists()
+    by_id = {r["id"]: r for r in results["samples"]}
+    assert sorted(by_id) == sorted(r["id"] for r in first["samples"])
+    replayed = {r["id"] for r in done}
+    assert {i for i, r in by_id.items() if r["duration"] == 123.0} == replayed  # the 6th, cut off, was checked again
+    for r in first["samples"]:
+        assert (by_id[r["id"]]["outcome"], by_id[r["id"]]["verdict"]) == (r["outcome"], r["verdict"])
+
+
+def test_a_resumed_run_keeps_what_it_does_not_select_out_of_its_results_and_says_so(sweep: pytest.Pytester) -> None:
+    _sweep(sweep.path)
+    first = json.loads((sweep.path / "r.json").read_text())
+    _journal_of(sweep.path, first["samples"], first["environment"])
+    again = _sweep(sweep.path, "--optests-resume", "-k", "good")
+    assert again.returncode == pytest.ExitCode.OK, again.stdout + again.stderr
+    assert (
+        "resumed: 4 samples checked by the run this one went on from (r.json.partial); 8 of its records are not of this run's selection, left out"
+        in again.stdout
+    )
+    assert [r["op"] for r in json.loads((sweep.path / "r.json").read_text())["samples"]] == ["good"] * 4
+
+
+def test_resume_without_a_journal_is_a_fresh_run(sweep: pytest.Pytester) -> None:
+    done = _sweep(sweep.path, "--optests-resume")
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert len(read(sweep.path / "r.json")[1]) == 12 and "resumed:" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("journal", "args", "error"),
+    [
+        (
+            "torch",
+            [],
+            "ERROR: --optests-resume: r.json.partial: written under torch 2.99.0, this run has {torch}: resume under the same "
+            "one, or start afresh without --optests-resume",
+        ),
+        (
+            "garbage",
+            [],
+            "ERROR: --optests-resume: r.json.partial: not an optests journal; remove it, or write the results elsewhere",
+        ),
+        (
+            "none",
+            ["--optests-results="],
+            "ERROR: --optests-resume: goes on from the journal of --optests-results, which is not given",
+        ),
+    ],
+)
+def test_a_journal_resume_cannot_go_on_from_is_one_line_and_no_test(
+    sweep: pytest.Pytester, journal: str, args: list[str], error: str
+) -> None:
+    if journal == "torch":
+        _journal_of(sweep.path, [], {"torch": "2.99.0", "torch_git": "", "cuda": ""})
+    elif journal == "garbage":
+        (sweep.path / "r.json.partial").write_text('{"samples": []}\n')
+    before = (sweep.path / "r.json.partial").read_bytes() if journal != "none" else b""
+    done = _sweep(sweep.path, "--optests-resume", *args)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    (line,) = _lines(done.stderr)
+    assert re.fullmatch(re.escape(error).replace(re.escape("{torch}"), r"2\.\d+\.\d+\S*"), line), line
+    assert "test_aot_autograd" not in done.stdout and not (sweep.path / "r.json").exists()
+    if journal != "none":  # left as it was, for a run under the right torch
+        assert (sweep.path / "r.json.partial").read_bytes() == before
+
+
+def test_a_resumed_journal_killed_again_holds_both_runs_records(tmp_path: Path) -> None:
+    from optests._results import Journal
+
+    first = Journal(tmp_path / "r.json", {"torch": "2.13.0"})
+    first.add(_failing("sin"))
+    first._file.write('{"id": "static-float32-cpu-co')  # the kill, mid-line
+    first._file.close()
+    second = Journal(tmp_path / "r.json", {"torch": "2.13.0"}, resume=True)
+    assert [r.op for r in second.resumed.values()] == ["sin"]
+    second.add(_failing("cos"))
+    second._file.close()  # killed again
+    env, records = read(second.path)
+    assert env == {"torch": "2.13.0"} and [r.op for r in records] == ["sin", "cos"]
