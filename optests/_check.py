@@ -59,7 +59,8 @@ _UNSUPPORTED = "PyTorch documents this as not supported (for every op), not a bu
 #: the ``mkldnn_*`` kernels' "needs the cpu support ...", FBGEMM's "Your CPU does not support". A call
 #: pattern's compiled call must refuse alike where eager refuses (:func:`_refused_alike`), but not
 #: where the refusal is the machine's: what compiled code must do there depends on the CPU, so the
-#: derived sample is not applicable (a verdict may not depend on the machine).
+#: derived sample is not applicable (a verdict may not depend on the machine). The price: oneDNN
+#: says the same of a call no CPU implements, which then hides a compiled call that goes through.
 _MACHINE_REFUSAL = re.compile(
     r"could not create a primitive descriptor|needs the cpu support|Your CPU does(?:n't| not) support|on the platform with"
 )

@@ -348,6 +348,22 @@ def readable_version(version: object, readable: tuple[int, ...]) -> bool:
 RESUMED_UNDER = ("torch", "torch_git", "cuda")
 
 
+def journal_path(results: Path) -> Path:
+    """Where a run writing ``results`` keeps its journal: ``RESULTS.partial`` beside it."""
+    return results.with_name(results.name + ".partial")
+
+
+def _is_journal_header(line: str) -> bool:
+    return line.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in line
+
+
+def replayable(records: Iterable[SampleResult]) -> dict[str, SampleResult]:
+    """The records of a dead run that a resumed run replays, by id: all but the skipped (a skip
+    entry or decoration since removed must not pass its test unchecked; a skip is cheap to
+    decide again)."""
+    return {r.id: r for r in records if r.outcome is not Outcome.SKIPPED}
+
+
 class Journal:
     """The records of a run as they arrive, one JSON line each, beside the results file
     (``RESULTS.partial``): a run that is killed keeps what it checked, and ``read`` (so
@@ -365,7 +381,7 @@ class Journal:
     :class:`ResultsError` says why not."""
 
     def __init__(self, results: Path, env: Mapping[str, str], *, resume: bool = False) -> None:
-        self.path = results.with_name(results.name + ".partial")
+        self.path = journal_path(results)
         try:
             fd = claim(self.path)
         except Busy:
@@ -378,6 +394,7 @@ class Journal:
         self.resumed: dict[str, SampleResult] = {}
         try:
             if not (resume and self._go_on(env)):
+                self._file.seek(0)
                 self._file.truncate(0)  # a dead run's journal: only now, with the lock held
                 self._write(
                     json.dumps(
@@ -393,13 +410,21 @@ class Journal:
         write after its last whole line (a line cut off by the kill is dropped). False where there
         is nothing to go on from: no journal, or not even its header was written whole."""
         fd = self._file.fileno()
-        size = os.fstat(fd).st_size
-        data = os.pread(fd, size, 0)
-        end = data.rfind(b"\n") + 1
-        if end == 0:
+        with open(fd, "rb", closefd=False) as f:
+            first = f.readline()
+            end = f.seek(0, os.SEEK_END)
+            while end > 0:  # back to the last newline: the kill may have cut the last line off
+                f.seek(max(0, end - _CHUNK))
+                tail = f.read(end - f.tell())
+                if b"\n" in tail:
+                    end -= len(tail) - tail.rindex(b"\n") - 1
+                    break
+                end -= len(tail)
+        if not first.endswith(b"\n"):
             return False
-        if not data.startswith(b"{") or f'"kind": "{JOURNAL_KIND}"'.encode() not in data[:end].split(b"\n", 1)[0]:
+        if not _is_journal_header(first.decode("utf-8", "replace")):
             raise ResultsError(f"{self.path}: not an optests journal; remove it, or write the results elsewhere")
+        os.ftruncate(fd, end)  # read what the workers will read: the whole lines alone
         old, records = read(self.path)
         for key in RESUMED_UNDER:
             if old.get(key, "") != env.get(key, ""):
@@ -407,8 +432,7 @@ class Journal:
                     f"{self.path}: written under {key} {old.get(key, '') or 'none'}, this run has "
                     f"{env.get(key, '') or 'none'}: resume under the same one, or start afresh without --optests-resume"
                 )
-        self.resumed = {r.id: r for r in records}
-        os.ftruncate(fd, end)
+        self.resumed = replayable(records)
         self._file.seek(0, os.SEEK_END)
         return True
 
@@ -694,7 +718,7 @@ def read_with_status(path: Path) -> tuple[dict[str, str], list[SampleResult], bo
         with _open(path) as f:
             buf = f.read(_CHUNK)
             first = buf.split("\n", 1)[0]
-            if first.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in first:
+            if _is_journal_header(first):
                 return (*_read_journal(path, _lines(f, buf)), False)
             return _read_document(path, _Scanner(f, buf))
     except (OSError, UnicodeDecodeError, _Odd):

@@ -62,6 +62,10 @@ def _report_chars_given(config: pytest.Config) -> bool:
         return True
 
 
+def _samples(n: int) -> str:
+    return f"{n} sample" if n == 1 else f"{n} samples"
+
+
 def _case_of(item: pytest.Item) -> Case | None:
     """The sweep case a collected test runs, if it is a sweep test."""
     callspec = getattr(item, "callspec", None)
@@ -90,6 +94,8 @@ class Sweep:
         self._journal_error = False
         #: ids of the resumed records this run's tests replayed (on the controller)
         self._replayed: set[str] = set()
+        #: the run wrote its results but kept the journal, which holds what they lack
+        self._journal_kept = False
         self._results_error = ""
 
     @property
@@ -168,7 +174,13 @@ class Sweep:
             pytest.skip(f"expected-failures registry: skip ({entry.stage}): {entry.reason}")
         resumed = self._resumed.get(case.id)
         if resumed is not None:  # the dead run this one goes on from checked it: its record stands
-            self._judge(item, case, resumed, f"[{resumed.stage}] {resumed.message} (checked by the run this one resumed)")
+            said = f"[{resumed.stage}] {resumed.message}" if resumed.stage else resumed.message
+            self._judge(
+                item,
+                case,
+                resumed,
+                f"{said}\n(recorded by the run this one resumed; run it without --optests-resume for the detail and a repro)",
+            )
             return
         if self._runner is None:
             self._runner = IsolatedRunner(execute_in_child, prepare=functools.partial(prepare_child, self.settings.dbs))
@@ -283,8 +295,11 @@ class Sweep:
         if not self._is_worker:
             self._open_journal()
             return self._journal.resumed if self._journal is not None else {}
-        _, records = _results.read(self.settings.results.with_name(self.settings.results.name + ".partial"))
-        return {r.id: r for r in records}
+        try:
+            _, records = _results.read(_results.journal_path(self.settings.results))
+        except _results.ResultsError as e:  # the controller read it: only a journal gone since (a remote worker)
+            raise pytest.UsageError(f"--optests-resume: {e}") from None
+        return _results.replayable(records)
 
     def _record(self, record: SampleResult) -> None:
         self.results[record.id] = record
@@ -450,8 +465,13 @@ class Sweep:
                 if self._journal is not None:
                     self._journal.close()
             else:
-                if self._journal is not None:
+                if self._journal is None:
+                    pass
+                elif complete and self._journal.resumed.keys() <= self.results.keys():
                     self._journal.finish()
+                else:  # stopped early (-x, Ctrl-C), or some of a resumed journal's records left out: go on from it later
+                    self._journal.close()
+                    self._journal_kept = True
         if not self.results:
             return
         torch_version = _torch_version()
@@ -484,6 +504,7 @@ class Sweep:
         if not self.results:
             if self._results_error:
                 tr.write_line(f"results not written: {self._results_error}", red=True)
+            self._write_journal_kept(tr)
             return
         tr.section("optests sweep")
         by_mode: dict[str, Counter[str]] = defaultdict(Counter)
@@ -511,12 +532,19 @@ class Sweep:
                 f"accepted: {self._registry_name()} rewritten ({self._accepted[0]} entries before, {self._accepted[1]} after)"
             )
         if self._journal is not None and self._journal.resumed:
-            dropped = len(self._journal.resumed) - len(self._replayed)
+            left = len(self._journal.resumed) - len(self._replayed)
             tr.write_line(
-                f"resumed: {len(self._replayed)} samples checked by the run this one went on from ({self._journal.path.name})"
-                + (f"; {dropped} of its records are not of this run's selection, left out" if dropped else "")
+                f"resumed: {_samples(len(self._replayed))} checked by the run this one went on from ({self._journal.path.name})"
+                + (f"; {left} of its records are not among this run's results (the journal keeps them)" if left else "")
             )
         if self._results_error:
             tr.write_line(f"results not written: {self._results_error}", red=True)
         elif self.settings.results is not None and not self._journal_error:  # that error comes last, as the run's
             tr.write_line(f"results: {self.settings.results}")
+        self._write_journal_kept(tr)
+
+    def _write_journal_kept(self, tr: Any) -> None:
+        if self._journal_kept and self._journal is not None:
+            tr.write_line(
+                f"journal kept: {self._journal.path} holds samples the results lack; go on from it with --optests-resume"
+            )

@@ -314,6 +314,8 @@ def _refuses_under_autocast_in_eager(message: str) -> Callable[[torch.Tensor], t
         ("could not create a primitive descriptor for the LSTM forward propagation primitive.", False),
         ("mkldnn_relu: bf16 path needs the cpu support avx512bw, avx512vl and avx512dq", False),
         ("Your CPU does not support FBGEMM.", False),
+        ("Your CPU doesn't support FBGEMM.", False),
+        ("DNNL does not support bf16/f16 backward on the platform with avx2_vnni_2", False),
         ("lstm: expected a float32 input", True),
     ],
 )

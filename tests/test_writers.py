@@ -466,7 +466,6 @@ def test_a_resumed_sweep_checks_only_what_the_killed_run_did_not(sweep: pytest.P
     again = _sweep(sweep.path, "--optests-resume", *xdist)
     assert again.returncode == pytest.ExitCode.TESTS_FAILED, again.stdout + again.stderr
     assert "resumed: 5 samples checked by the run this one went on from (r.json.partial)" in again.stdout
-    assert again.stdout.count("PASSED") + again.stdout.count("passed") >= 1
     results = json.loads((sweep.path / "r.json").read_text())
     assert results["complete"] is True and not (sweep.path / "r.json.partial").exists()
     by_id = {r["id"]: r for r in results["samples"]}
@@ -477,17 +476,48 @@ def test_a_resumed_sweep_checks_only_what_the_killed_run_did_not(sweep: pytest.P
         assert (by_id[r["id"]]["outcome"], by_id[r["id"]]["verdict"]) == (r["outcome"], r["verdict"])
 
 
-def test_a_resumed_run_keeps_what_it_does_not_select_out_of_its_results_and_says_so(sweep: pytest.Pytester) -> None:
+def test_a_resumed_run_that_selects_less_keeps_the_journal_whole_and_says_so(sweep: pytest.Pytester) -> None:
     _sweep(sweep.path)
     first = json.loads((sweep.path / "r.json").read_text())
     _journal_of(sweep.path, first["samples"], first["environment"])
     again = _sweep(sweep.path, "--optests-resume", "-k", "good")
     assert again.returncode == pytest.ExitCode.OK, again.stdout + again.stderr
     assert (
-        "resumed: 4 samples checked by the run this one went on from (r.json.partial); 8 of its records are not of this run's selection, left out"
-        in again.stdout
+        "resumed: 4 samples checked by the run this one went on from (r.json.partial); 8 of its records are not among "
+        "this run's results (the journal keeps them)" in again.stdout
     )
+    assert "journal kept: r.json.partial holds samples the results lack; go on from it with --optests-resume" in again.stdout
     assert [r["op"] for r in json.loads((sweep.path / "r.json").read_text())["samples"]] == ["good"] * 4
+    assert len(read(sweep.path / "r.json.partial")[1]) == 12  # nothing lost, nothing written twice
+
+
+def test_a_run_stopped_early_keeps_its_journal_to_go_on_from(sweep: pytest.Pytester) -> None:
+    """``-x`` (or Ctrl-C) wrote the results of a partial run and deleted the journal, so a resumed
+    run started afresh; and a resumed run stopped early deleted the records it had not replayed."""
+    stopped = _sweep(sweep.path, "-x")
+    assert stopped.returncode == pytest.ExitCode.TESTS_FAILED, stopped.stdout + stopped.stderr
+    assert json.loads((sweep.path / "r.json").read_text())["complete"] is False
+    checked = read(sweep.path / "r.json.partial")[1]
+    assert 0 < len(checked) < 12 and "journal kept: r.json.partial" in stopped.stdout
+    again = _sweep(sweep.path, "--optests-resume", "-x")
+    assert {r.id for r in checked} <= {r.id for r in read(sweep.path / "r.json.partial")[1]}
+    done = _sweep(sweep.path, "--optests-resume")
+    assert "journal kept: r.json.partial" in again.stdout  # stopped at its first (replayed) failure
+    assert json.loads((sweep.path / "r.json").read_text())["complete"] is True
+    assert len(read(sweep.path / "r.json")[1]) == 12 and not (sweep.path / "r.json.partial").exists(), done.stdout
+
+
+def test_a_skipped_record_is_decided_again_not_replayed(sweep: pytest.Pytester) -> None:
+    """A skip entry removed since the dead run (its crash fixed) must not pass the sample unchecked."""
+    _sweep(sweep.path)
+    first = json.loads((sweep.path / "r.json").read_text())
+    good = [r for r in first["samples"] if r["op"] == "good"]
+    skipped = [dict(r, outcome="skipped", verdict="skipped", message="planted skip", duration=123.0) for r in good]
+    _journal_of(sweep.path, skipped, first["environment"])
+    again = _sweep(sweep.path, "--optests-resume", "-k", "good")
+    assert again.returncode == pytest.ExitCode.OK, again.stdout + again.stderr
+    after = json.loads((sweep.path / "r.json").read_text())["samples"]
+    assert [(r["outcome"], r["duration"] != 123.0) for r in after] == [("passed", True)] * 4
 
 
 def test_resume_without_a_journal_is_a_fresh_run(sweep: pytest.Pytester) -> None:
