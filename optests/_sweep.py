@@ -465,11 +465,9 @@ class Sweep:
                 if self._journal is not None:
                     self._journal.close()
             else:
-                if self._journal is None:
-                    pass
-                elif complete and self._journal.resumed.keys() <= self.results.keys():
+                if self._journal is not None and complete and self._journal.resumed.keys() <= self.results.keys():
                     self._journal.finish()
-                else:  # stopped early (-x, Ctrl-C), or some of a resumed journal's records left out: go on from it later
+                elif self._journal is not None:  # stopped early (-x, Ctrl-C), or a resumed journal's records left out
                     self._journal.close()
                     self._journal_kept = True
         if not self.results:
