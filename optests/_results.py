@@ -392,6 +392,8 @@ class Journal:
         _JOURNALS.add(self)
         #: The records of the dead run this one goes on from (``resume``), by id.
         self.resumed: dict[str, SampleResult] = {}
+        #: Let go of and left in place (:meth:`close`), not removed (:meth:`finish`).
+        self.kept = False
         try:
             if not (resume and self._go_on(env)):
                 self._file.seek(0)
@@ -447,15 +449,20 @@ class Journal:
         self._write(json.dumps(record.to_json(), sort_keys=True, allow_nan=False))
 
     def close(self) -> None:
-        """Release the journal and keep it (its run stopped before the results were written)."""
-        with contextlib.suppress(OSError):  # a buffer that a full disk would not take
-            self._file.close()
+        """Release the journal and keep it: the results lack some of its records, or were not
+        written."""
+        self._release()
+        self.kept = True
 
     def finish(self) -> None:
-        """The results file is written: the journal is no longer needed. Removed while its lock
-        is held, so never another run's."""
+        """The results file is written and holds every record: the journal is no longer needed.
+        Removed while its lock is held, so never another run's."""
         self.path.unlink(missing_ok=True)
-        self.close()
+        self._release()
+
+    def _release(self) -> None:
+        with contextlib.suppress(OSError):  # a buffer that a full disk would not take
+            self._file.close()
 
     def _disown(self) -> None:
         """In a forked child (the sweep's runner): let go of the journal, so that the lock lives
@@ -482,14 +489,15 @@ os.register_at_fork(after_in_child=_disown_journals)
 
 def _read_journal(path: Path, lines: Iterator[tuple[str, bool]]) -> tuple[dict[str, str], list[SampleResult]]:
     """A journal from its lines, each with whether a newline ends it (the last line of a killed
-    writer may be cut off: it is left out)."""
+    writer may be cut off: it is left out). An id is recorded once, but for a skip: a resumed run
+    decides it again (:func:`replayable`) and appends the record that takes its place."""
     header = loads(next(lines)[0])
     if not readable_version(header.get("schema_version"), READABLE_VERSIONS):
         raise ResultsError(
             f"{path}:1: journal schema_version {header.get('schema_version')!r} is not supported (this optests reads "
             f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
-    records = []
+    records: dict[str, SampleResult] = {}
     seen: dict[str, int] = {}
     for n, (line, ended) in enumerate(lines, 2):
         if not line.strip():
@@ -504,11 +512,11 @@ def _read_journal(path: Path, lines: Iterator[tuple[str, bool]]) -> tuple[dict[s
             raise ResultsError(f"{path}:{n}: not a valid journal line") from None
         except (KeyError, TypeError, ValueError) as e:
             raise ResultsError(f"{path}:{n}: {e}") from None
-        if record.id in seen:
+        if record.id in seen and records[record.id].outcome is not Outcome.SKIPPED:
             raise ResultsError(f"{path}:{n}: id {record.id!r} is recorded twice (first on line {seen[record.id]})")
-        seen[record.id] = n
-        records.append(record)
-    return _environment(path, header), records
+        seen.setdefault(record.id, n)
+        records[record.id] = record
+    return _environment(path, header), list(records.values())
 
 
 def _lines(f: IO[str], buf: str) -> Iterator[tuple[str, bool]]:

@@ -36,6 +36,8 @@ from ._settings import BUILTIN_DBS, KNOWN_DBS, Settings
 #: The fixture name a sweep test takes its case from.
 CASE_FIXTURE = "optests_case"
 _PROPERTY = "optests"
+#: Beside a record: the record is the resumed run's, replayed (``--optests-resume``), not checked.
+_REPLAYED = "optests_replayed"
 #: The key under which an xdist worker sends the controller the case ids it deselected.
 _DESELECTED = "optests_deselected"
 
@@ -94,8 +96,6 @@ class Sweep:
         self._journal_error = False
         #: ids of the resumed records this run's tests replayed (on the controller)
         self._replayed: set[str] = set()
-        #: the run wrote its results but kept the journal, which holds what they lack
-        self._journal_kept = False
         self._results_error = ""
 
     @property
@@ -175,6 +175,7 @@ class Sweep:
         resumed = self._resumed.get(case.id)
         if resumed is not None:  # the dead run this one goes on from checked it: its record stands
             said = f"[{resumed.stage}] {resumed.message}" if resumed.stage else resumed.message
+            item.user_properties.append((_REPLAYED, case.id))
             self._judge(
                 item,
                 case,
@@ -265,9 +266,10 @@ class Sweep:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call" or self._is_worker:  # a worker's records are the controller's to gather
             return
+        replayed = any(key == _REPLAYED for key, _ in report.user_properties)
         for key, value in report.user_properties:
             if key == _PROPERTY:
-                self._record(SampleResult.from_json(json.loads(str(value))))
+                self._record(SampleResult.from_json(json.loads(str(value))), replayed=replayed)
 
     @pytest.hookimpl(tryfirst=True)  # before xdist starts its workers
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -301,13 +303,14 @@ class Sweep:
             raise pytest.UsageError(f"--optests-resume: {e}") from None
         return _results.replayable(records)
 
-    def _record(self, record: SampleResult) -> None:
+    def _record(self, record: SampleResult, *, replayed: bool = False) -> None:
         self.results[record.id] = record
         if self.settings.results is not None and not self._is_worker:  # the controller writes
             self._open_journal()
             assert self._journal is not None
-            if record.id in self._journal.resumed:  # replayed: the journal holds it already
+            if replayed:
                 self._replayed.add(record.id)
+            if record.id in self._journal.resumed:  # replayed, or now skipped: the journal keeps its record
                 return
             try:
                 self._journal.add(record)
@@ -469,7 +472,6 @@ class Sweep:
                     self._journal.finish()
                 elif self._journal is not None:  # stopped early (-x, Ctrl-C), or a resumed journal's records left out
                     self._journal.close()
-                    self._journal_kept = True
         if not self.results:
             return
         torch_version = _torch_version()
@@ -530,7 +532,7 @@ class Sweep:
                 f"accepted: {self._registry_name()} rewritten ({self._accepted[0]} entries before, {self._accepted[1]} after)"
             )
         if self._journal is not None and self._journal.resumed:
-            left = len(self._journal.resumed) - len(self._replayed)
+            left = len(self._journal.resumed.keys() - self.results.keys())
             tr.write_line(
                 f"resumed: {_samples(len(self._replayed))} checked by the run this one went on from ({self._journal.path.name})"
                 + (f"; {left} of its records are not among this run's results (the journal keeps them)" if left else "")
@@ -542,7 +544,8 @@ class Sweep:
         self._write_journal_kept(tr)
 
     def _write_journal_kept(self, tr: Any) -> None:
-        if self._journal_kept and self._journal is not None:
+        """After results written whole or in part: the journal, if kept, holds what they lack."""
+        if self._journal is not None and self._journal.kept and not self._results_error:
             tr.write_line(
                 f"journal kept: {self._journal.path} holds samples the results lack; go on from it with --optests-resume"
             )

@@ -21,7 +21,7 @@ import optests
 from optests import Outcome, Stage
 from optests._files import WriteError, check_writable, write_json_atomic
 from optests._key import Mode, SampleKey
-from optests._registry import load
+from optests._registry import Entry, Status, dump, load
 from optests._results import ResultsError, SampleResult, read, read_with_status, write
 
 OPTESTS = [sys.executable, "-m", "optests.cli"]
@@ -520,6 +520,44 @@ def test_a_skipped_record_is_decided_again_not_replayed(sweep: pytest.Pytester) 
     assert [(r["outcome"], r["duration"] != 123.0) for r in after] == [("passed", True)] * 4
 
 
+def test_a_skip_decided_again_in_a_run_that_keeps_the_journal_leaves_it_readable(sweep: pytest.Pytester) -> None:
+    """The new record of a sample the journal held as skipped was appended after the old one: the
+    journal then held its id twice, and a second resume, ``merge`` or ``accept`` refused it."""
+    _sweep(sweep.path)
+    first = json.loads((sweep.path / "r.json").read_text())
+    planted = [
+        dict(r, outcome="skipped", verdict="skipped", stage=None, message="planted skip") if r["op"] == "good" else r
+        for r in first["samples"]
+    ]
+    _journal_of(sweep.path, planted, first["environment"])
+    again = _sweep(sweep.path, "--optests-resume", "-k", "good")  # selects less: the journal is kept
+    assert "journal kept: r.json.partial" in again.stdout, again.stdout + again.stderr
+    kept = {r.id: r.outcome.value for r in read(sweep.path / "r.json.partial")[1]}
+    assert kept == {r["id"]: r["outcome"] for r in first["samples"]}  # each once, the skips decided again
+    done = _sweep(sweep.path, "--optests-resume")
+    assert "resumed: 12 samples checked by the run this one went on from" in done.stdout, done.stdout + done.stderr
+    assert not (sweep.path / "r.json.partial").exists()
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_resumed_sample_a_skip_entry_now_decides_is_skipped_not_counted_as_replayed(
+    sweep: pytest.Pytester, xdist: list[str]
+) -> None:
+    """The controller counted every resumed id that came back as replayed, a skip decided again
+    among them: the worker says which records it replayed."""
+    _sweep(sweep.path)
+    first = json.loads((sweep.path / "r.json").read_text())
+    _journal_of(sweep.path, first["samples"], first["environment"])
+    skip = Entry("good", "", "static", "float32", "cpu", Status.SKIP, Stage.FORWARD, "planted: it hangs")
+    dump(sweep.path / "reg.json", [skip])
+    again = _sweep(sweep.path, "--optests-resume", "--optests-registry=reg.json", *xdist)
+    assert "resumed: 8 samples checked by the run this one went on from (r.json.partial)\n" in again.stdout, again.stdout
+    after = {r["id"]: r["outcome"] for r in json.loads((sweep.path / "r.json").read_text())["samples"]}
+    assert sorted(after) == sorted(r["id"] for r in first["samples"])
+    assert [after[r["id"]] for r in first["samples"] if r["op"] == "good"] == ["skipped"] * 4
+    assert not (sweep.path / "r.json.partial").exists()
+
+
 def test_resume_without_a_journal_is_a_fresh_run(sweep: pytest.Pytester) -> None:
     done = _sweep(sweep.path, "--optests-resume")
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
@@ -577,3 +615,28 @@ def test_a_resumed_journal_killed_again_holds_both_runs_records(tmp_path: Path) 
     second._file.close()  # killed again
     env, records = read(second.path)
     assert env == {"torch": "2.13.0"} and [r.op for r in records] == ["sin", "cos"]
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "read_as"),
+    [
+        (Outcome.SKIPPED, Outcome.PASSED, Outcome.PASSED),  # a skip decided again by a resumed run
+        (Outcome.SKIPPED, Outcome.SKIPPED, Outcome.SKIPPED),
+        (Outcome.PASSED, Outcome.FAILED, None),  # two checks of one sample: a journal no run writes
+        (Outcome.FAILED, Outcome.SKIPPED, None),
+    ],
+)
+def test_a_journal_records_an_id_once_but_for_a_skip(
+    tmp_path: Path, first: Outcome, then: Outcome, read_as: Outcome | None
+) -> None:
+    sample = _failing("sin")
+    _journal_of(
+        tmp_path,
+        [dict(sample.to_json(), outcome=first.value), _failing("cos").to_json(), dict(sample.to_json(), outcome=then.value)],
+        {"torch": "2.13.0"},
+    )
+    if read_as is None:
+        with pytest.raises(ResultsError, match=r"r\.json\.partial:4: id '.*-sin-sample0' is recorded twice \(first on line 2\)"):
+            read(tmp_path / "r.json.partial")
+        return
+    assert [(r.op, r.outcome) for r in read(tmp_path / "r.json.partial")[1]] == [("sin", read_as), ("cos", Outcome.FAILED)]
