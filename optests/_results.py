@@ -357,11 +357,16 @@ def _is_journal_header(line: str) -> bool:
     return line.startswith("{") and f'"kind": "{JOURNAL_KIND}"' in line
 
 
+def _decided_again(record: SampleResult) -> bool:
+    """A dead run's record that a resumed run does not replay but decides again, appending the new
+    record to the journal: a skip (a skip entry or decoration since removed must not pass its test
+    unchecked; a skip is cheap to decide again)."""
+    return record.outcome is Outcome.SKIPPED
+
+
 def replayable(records: Iterable[SampleResult]) -> dict[str, SampleResult]:
-    """The records of a dead run that a resumed run replays, by id: all but the skipped (a skip
-    entry or decoration since removed must not pass its test unchecked; a skip is cheap to
-    decide again)."""
-    return {r.id: r for r in records if r.outcome is not Outcome.SKIPPED}
+    """The records of a dead run that a resumed run replays, by id."""
+    return {r.id: r for r in records if not _decided_again(r)}
 
 
 class Journal:
@@ -489,8 +494,8 @@ os.register_at_fork(after_in_child=_disown_journals)
 
 def _read_journal(path: Path, lines: Iterator[tuple[str, bool]]) -> tuple[dict[str, str], list[SampleResult]]:
     """A journal from its lines, each with whether a newline ends it (the last line of a killed
-    writer may be cut off: it is left out). An id is recorded once, but for a skip: a resumed run
-    decides it again (:func:`replayable`) and appends the record that takes its place."""
+    writer may be cut off: it is left out). An id is recorded once, unless a resumed run decided its
+    record again (:func:`_decided_again`) and appended the one that takes its place."""
     header = loads(next(lines)[0])
     if not readable_version(header.get("schema_version"), READABLE_VERSIONS):
         raise ResultsError(
@@ -512,9 +517,9 @@ def _read_journal(path: Path, lines: Iterator[tuple[str, bool]]) -> tuple[dict[s
             raise ResultsError(f"{path}:{n}: not a valid journal line") from None
         except (KeyError, TypeError, ValueError) as e:
             raise ResultsError(f"{path}:{n}: {e}") from None
-        if record.id in seen and records[record.id].outcome is not Outcome.SKIPPED:
+        if record.id in seen and not _decided_again(records[record.id]):
             raise ResultsError(f"{path}:{n}: id {record.id!r} is recorded twice (first on line {seen[record.id]})")
-        seen.setdefault(record.id, n)
+        seen[record.id] = n
         records[record.id] = record
     return _environment(path, header), list(records.values())
 

@@ -266,10 +266,11 @@ class Sweep:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call" or self._is_worker:  # a worker's records are the controller's to gather
             return
-        replayed = any(key == _REPLAYED for key, _ in report.user_properties)
+        replayed = {value for key, value in report.user_properties if key == _REPLAYED}
         for key, value in report.user_properties:
             if key == _PROPERTY:
-                self._record(SampleResult.from_json(json.loads(str(value))), replayed=replayed)
+                record = SampleResult.from_json(json.loads(str(value)))
+                self._record(record, replayed=record.id in replayed)
 
     @pytest.hookimpl(tryfirst=True)  # before xdist starts its workers
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -545,7 +546,7 @@ class Sweep:
 
     def _write_journal_kept(self, tr: Any) -> None:
         """After results written whole or in part: the journal, if kept, holds what they lack."""
-        if self._journal is not None and self._journal.kept and not self._results_error:
+        if self._journal is not None and self._journal.kept and not (self._results_error or self._journal_error):
             tr.write_line(
                 f"journal kept: {self._journal.path} holds samples the results lack; go on from it with --optests-resume"
             )
