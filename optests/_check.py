@@ -773,8 +773,8 @@ def _refusals(c: _Compared) -> None:
             raise make(
                 BackwardMismatch if e.backward else ForwardMismatch,
                 e.step,
-                f"raised {c_.error}" if c_.error else "no error",
-                f"raised {e.error} (as eager)" if e.error else "no error (as eager does)",
+                f"raised {c_.message or c_.error}" if c_.error else "no error",
+                f"raised {e.message or e.error} (as eager)" if e.error else "no error (as eager does)",
                 detail="Eager and the compiled call differ in which of them raises.",
             )
 

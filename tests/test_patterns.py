@@ -139,6 +139,20 @@ def test_check_op_flags_each_bug_by_its_pattern_alone(name: str) -> None:
     assert {pattern for pattern, _ in failed} <= {bug.pattern, *bug.also}, failed
 
 
+def test_a_step_that_raises_in_one_call_alone_is_named_with_its_error() -> None:
+    """Group 10's 240 ``quantile`` failures said ``out.mul_(2)=raised RuntimeError``: which
+    error (#90507's "is a view and is being modified inplace") took a repro to see."""
+    bug = corpus.BUGS["rows"]
+    checks = optests.check_op(bug.func, [bug.make()], modes=("static",), transforms=("outputs",))
+    (check,) = [c for c in checks if c.key.transform]
+    first = check.result.message.splitlines()[0]
+    assert first.startswith("out[0].mul_(2)=no error, but expected raised RuntimeError: "), first
+    assert first.endswith(
+        "(as eager) [rows static float32 cpu sample 0 outputs: each output mutated in place after the call (mul_(2))]"
+    )
+    assert "is a view" in first and "modified inplace" in first, first
+
+
 @pytest.mark.parametrize("name", sorted(corpus.CORRECT))
 def test_check_op_passes_each_correct_op_under_every_transform_and_pattern(name: str) -> None:
     op = corpus.CORRECT[name]
