@@ -502,8 +502,7 @@ def _read_journal(path: Path, lines: Iterator[tuple[str, bool]]) -> tuple[dict[s
             f"{path}:1: journal schema_version {header.get('schema_version')!r} is not supported (this optests reads "
             f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
-    records: dict[str, SampleResult] = {}
-    seen: dict[str, int] = {}
+    records: dict[str, tuple[int, SampleResult]] = {}  # by id: the line that stands, and its record
     for n, (line, ended) in enumerate(lines, 2):
         if not line.strip():
             continue
@@ -517,11 +516,11 @@ def _read_journal(path: Path, lines: Iterator[tuple[str, bool]]) -> tuple[dict[s
             raise ResultsError(f"{path}:{n}: not a valid journal line") from None
         except (KeyError, TypeError, ValueError) as e:
             raise ResultsError(f"{path}:{n}: {e}") from None
-        if record.id in seen and not _decided_again(records[record.id]):
-            raise ResultsError(f"{path}:{n}: id {record.id!r} is recorded twice (first on line {seen[record.id]})")
-        seen[record.id] = n
-        records[record.id] = record
-    return _environment(path, header), list(records.values())
+        before = records.get(record.id)
+        if before is not None and not _decided_again(before[1]):
+            raise ResultsError(f"{path}:{n}: id {record.id!r} is recorded twice (first on line {before[0]})")
+        records[record.id] = (n, record)
+    return _environment(path, header), [r for _, r in records.values()]
 
 
 def _lines(f: IO[str], buf: str) -> Iterator[tuple[str, bool]]:
