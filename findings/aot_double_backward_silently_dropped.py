@@ -6,7 +6,9 @@ backward".
 ``create_graph=True`` the first-order gradient gets a grad_fn, but that node
 (``CompiledFunctionBackwardBackward``, which only raises) hangs off a dummy tensor that
 AOTAutograd prepends when no saved tensor requires grad, not off ``x``. So
-``torch.autograd.grad(..., x)`` never reaches the raising node: a gradient penalty
+``torch.autograd.grad(..., x)`` never reaches the raising node (the dummy came with
+pytorch/pytorch#181606, the fix of #181581, whose aim was to turn this silent case into the
+error; it does so for ``.backward()`` alone): a gradient penalty
 (``loss = out.sum() + g.pow(2).sum() / 2``) gets only its first term's gradient, with no error,
 and the gradient of the gradient alone is ``None`` (``allow_unused=True``) where eager's is
 ``exp(x)``. Only ``loss.backward()``, which runs every node, raises the documented error. The same

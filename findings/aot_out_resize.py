@@ -5,7 +5,12 @@ AOTAutograd (no-op compilers), the traced output keeps the empty shape and the c
 raises. Found by optests' ``out`` call pattern (``out-1``: an empty ``out=`` to be resized); every
 op with an out variant we tried does the same. How the call fails depends on the op and the
 shapes: ``sin`` in ``expand``; ``quantile`` with static shapes in ``setStorage`` (out of bounds),
-and with dynamic shapes in an internal assert (``isIntList() INTERNAL ASSERT FAILED``)."""
+and with dynamic shapes in an internal assert (``isIntList() INTERNAL ASSERT FAILED``).
+
+``torch.compile`` does not reach it: Dynamo refuses an ``out=`` graph input that the call
+resizes ("Shape mismatch with out= tensor variant", a graph break, so eager runs the op; see
+pytorch/pytorch#185984). Callers of AOTAutograd itself (``aot_function``, ``aot_module``) get
+the failure."""
 
 import torch
 from functorch.compile import aot_function, nop

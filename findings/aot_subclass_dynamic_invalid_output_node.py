@@ -14,7 +14,8 @@ pooling backward); the script shows ``cumprod``.
 Shown by optests' ``subclass`` call pattern (every tensor input wrapped as
 ``TwoTensor(x, x.clone())``), dynamic mode, backward stage: ``cumprod``, ``masked.cumprod``
 (``where``), ``linalg.householder_product`` and ``ormqr`` (``tril``), ``slice_scatter``
-(``slice_scatter``), ``nn.functional.fractional_max_pool2d`` (its backward)."""
+(``slice_scatter``), ``nn.functional.fractional_max_pool2d`` (its backward). The same
+assertion, with plain tensors and another graph, is pytorch/pytorch#164186 (open)."""
 
 import torch
 from functorch.compile import aot_function, default_partition, min_cut_rematerialization_partition, nop
