@@ -6,7 +6,9 @@ or by ``torch.compile(backend="aot_eager")``, the first call raises ``RuntimeErr
 custom (non-ATen) operator whose output has alias annotations:
 aten::polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``. The functional op takes its arguments
 in the other order (``polygamma(int n, Tensor self)``), so functionalization finds no functional
-twin for the in-place one. Every other in-place variant of ``op_db`` we swept traces.
+twin for the in-place one (autograd needed a derivatives.yaml entry of its own for
+``polygamma_`` for the same reason, pytorch/pytorch#51966). Every other in-place variant of
+``op_db`` we swept traces.
 
 Shown by optests' ``inplace`` call pattern (the OpInfo's ``inplace_variant`` on the sample):
 ``polygamma.polygamma_n_0`` to ``polygamma_n_4``, trace stage."""
