@@ -10,8 +10,13 @@ autocast off, so the compiled call returns float32 where eager returns bfloat16.
 alike. (A plain ``TorchDispatchMode`` that only calls the op shows the kernel itself returning
 float32, as the trace predicts.)
 
+The bfloat16 output also breaks eager's own backward, taken outside autocast as training loops
+do: the gradient formula multiplies the bfloat16 output with float32 tensors and raises
+"expected m1 and m2 to have the same dtype". The compiled backward, float32 throughout, runs.
+
 Shown by optests' ``autocast`` call pattern (the call under ``torch.autocast("cpu",
-dtype=bfloat16)``, judged against eager under the same autocast), metadata stage:
+dtype=bfloat16)``, judged against eager under the same autocast): the metadata stage (the dtype)
+and the backward stage (eager raises, compiled does not), ``linalg.pinv`` and
 ``linalg.pinv.hermitian``."""
 
 import torch
@@ -47,3 +52,16 @@ with torch.autocast("cpu", dtype=torch.bfloat16):
     print("fake kernel predicts           ", fake.dtype)
     print("aot_function                   ", compiled(x).dtype)
     print("torch.compile(aot_eager)       ", dynamo(x).dtype)
+
+leaf = x.clone().requires_grad_()
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    eager_out = f(leaf)
+    compiled_out = aot_function(f, nop, nop, partition_fn=min_cut_rematerialization_partition)(leaf)
+try:
+    eager_out.sum().backward()
+    print("eager backward                  ran:", leaf.grad.dtype)
+except RuntimeError as e:
+    print("eager backward                  raised:", str(e).splitlines()[0])
+leaf.grad = None
+compiled_out.sum().backward()
+print("compiled backward               ran:", leaf.grad.dtype)
