@@ -1177,10 +1177,24 @@ def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _R
                 f"{name} mutated",
                 "yes" if c_mut else "no",
                 "yes (eager mutates it)" if e_mut else "no (eager leaves it unchanged)",
-                detail="Each call ran on its own fresh copy of the inputs.",
+                detail=" ".join(
+                    filter(None, ("Each call ran on its own fresh copy of the inputs.", _raised_only_compiled(eager, comp)))
+                ),
             )
         if e_mut:
             _compare(MutationMismatch, name, e, c, opts, what_suffix=" after the call")
+
+
+def _raised_only_compiled(eager: _Run, comp: _Run) -> str:
+    """The first step of the pattern's call that raised in the compiled run but not in eager's,
+    as a sentence ("": none). A mutation that differs is then that error's doing, which the
+    later comparison of refusals would name: say it with the mutation."""
+    if eager.called is None or comp.called is None:
+        return ""
+    for e, c in zip(eager.called.refused, comp.called.refused):
+        if c.error and not e.error:
+            return f"In the compiled run, {c.step} raised {c.message or c.error}; in eager it did not."
+    return ""
 
 
 def _compare(

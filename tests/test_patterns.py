@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pattern_corpus as corpus
 import pytest
@@ -17,7 +18,7 @@ import torch
 from sweepdir import install_sweep
 
 import optests
-from optests import _key
+from optests import _backends, _key
 from optests._key import CALL_PATTERNS, DERIVATIONS, TRANSFORMS, Mode, SampleKey, transform_name
 from optests._patterns import DEFAULT_PATTERN, get_pattern
 from optests._pipeline import Base
@@ -398,3 +399,42 @@ def test_backward_patterns_that_retain_or_create_the_graph_turn_donated_buffers_
     )
     assert {c.key.transform for c in checks} == {"", "backward-0", "backward-1", "backward-2", "backward-3"}
     assert {c.key.transform: c.result.message for c in checks if not c.result.passed} == {}
+
+
+class _RefusesDuplicates:
+    """A backend that raises where one tensor is passed twice, writing nothing (as AOTAutograd's
+    deduplicated graph that lost its effect token does)."""
+
+    nofunc = True
+    same_random = True
+    opinfo_test = "TestEagerFusionOpInfo"
+    free_strides: frozenset[str] = frozenset()
+
+    def compile(self, fn: Any, *, dynamic: bool, disable_functionalization: bool) -> Any:
+        def run(tensors: list[torch.Tensor]) -> Any:
+            if len({id(t) for t in tensors}) < len(tensors):
+                raise TypeError("planted: one tensor passed twice")
+            return fn(tensors)
+
+        return run
+
+
+def test_a_mutation_the_compiled_call_missed_by_raising_names_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The overlapping ``out=`` (out-3) records the call's error for the refusals comparison,
+    which comes after the mutations': the mutation that differs says which error left the input
+    unwritten, so the finding does not read as a silent miss."""
+    monkeypatch.setitem(_backends.BACKENDS, "refuses_duplicates", _RefusesDuplicates())
+
+    def add_into(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        return torch.add(x, y, out=out)
+
+    checks = optests.check_op(
+        add_into, [([torch.randn(3), torch.randn(3)], {})], modes=["static"], transforms="out", backends=["refuses_duplicates"]
+    )
+    by = {c.key.transform: c.result for c in checks}
+    assert {t: r.passed for t, r in by.items()} == {"": True, "out-0": True, "out-1": True, "out-2": True, "out-3": False}
+    assert by["out-3"].stage is optests.Stage.MUTATION
+    assert by["out-3"].detail == (
+        "Each call ran on its own fresh copy of the inputs. In the compiled run, the call with out= an input raised "
+        "TypeError: planted: one tensor passed twice; in eager it did not."
+    )
