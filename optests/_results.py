@@ -187,6 +187,13 @@ def _is_text(value: Any) -> str | None:
     return valid_text(value) if isinstance(value, str) else "a string"
 
 
+def _name(value: Any) -> str | None:
+    """An op's name: text, not empty (every id names its op)."""
+    if value == "":
+        return "a non-empty string"
+    return _is_text(value)
+
+
 def _choice(values: Sequence[str], none: Any = _NONE) -> Callable[[Any], str | None]:
     """One of ``values``, or ``none`` (``None``, ``""``) where a record may have none."""
     allowed = frozenset(values)
@@ -248,7 +255,7 @@ _words = functools.partial(Field, check=_is_text, encode=_same, decode=sys.inter
 #: A results record, field by field, in the order the contract lists them.
 FIELDS: tuple[Field, ...] = (
     Field("id", "key", True, "", _is_text, _same, _same, "cases.key"),
-    _words("op", "key", True, "", column="cases.op"),
+    Field("op", "key", True, "", _name, _same, sys.intern, "cases.op"),
     _words("variant", "key", True, "", column="cases.variant"),
     _words("db", "record", True, "", column="cases.db"),
     Field("mode", "key", True, "", _choice(MODES), str, sys.intern, "cases.mode"),

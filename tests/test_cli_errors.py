@@ -218,6 +218,7 @@ BAD_RECORDS: dict[str, tuple[str, Any]] = {
     "duration-string": ("duration", "0.5"),
     "outcome-unknown": ("outcome", "fail"),
     "stage-unknown": ("stage", "nope"),
+    "op-empty": ("op", ""),  # not an id mismatch: the op has no name
     "op-missing": ("op", _MISSING),
     "outcome-missing": ("outcome", _MISSING),
 }
@@ -311,6 +312,7 @@ R.json: samples[1]: duration=-1, but expected a finite number of seconds >= 0
 R.json: samples[1]: duration='0.5', but expected a finite number of seconds >= 0
 R.json: samples[1]: outcome='fail', but expected one of passed, failed, skipped, not_applicable
 R.json: samples[1]: stage='nope', but expected null or one of eager, trace, forward, backward, metadata, mutation, randomized, crash, timeout
+R.json: samples[1]: op='', but expected a non-empty string
 R.json: samples[1]: missing field 'op'
 R.json: samples[1]: missing field 'outcome'""",
         )
