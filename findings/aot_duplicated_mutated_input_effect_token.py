@@ -16,7 +16,8 @@ inputs (pytorch/pytorch#85301).
 
 Found by optests' ``out`` call pattern: ``linalg.solve``'s ``out-3`` (``out=`` is ``B``; eager's
 answer is right there), static and dynamic. The compiled call raises; where ``B`` has elements, the
-mutation check sees it first ("args[1] mutated=no, but expected yes").
+mutation check sees it first ("args[1] mutated=no, but expected yes"). Group 13: ``linalg.cholesky``
+(``out=`` its input) and ``linalg.matrix_power`` with a negative power (which inverts first).
 Run: python findings/aot_duplicated_mutated_input_effect_token.py
 """
 
