@@ -255,7 +255,7 @@ _words = functools.partial(Field, check=_is_text, encode=_same, decode=sys.inter
 #: A results record, field by field, in the order the contract lists them.
 FIELDS: tuple[Field, ...] = (
     Field("id", "key", True, "", _is_text, _same, _same, "cases.key"),
-    Field("op", "key", True, "", _name, _same, sys.intern, "cases.op"),
+    _words("op", "key", True, "", column="cases.op", check=_name),
     _words("variant", "key", True, "", column="cases.variant"),
     _words("db", "record", True, "", column="cases.db"),
     Field("mode", "key", True, "", _choice(MODES), str, sys.intern, "cases.mode"),
