@@ -29,7 +29,7 @@ class Calls(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         first = next(a for a in args if isinstance(a, torch.Tensor))
-        print(f"    {str(func):24} on {type(first).__name__:9} is_conj={first.is_conj()}")
+        print(f"    {func!s:24} on {type(first).__name__:9} is_conj={first.is_conj()}")
         return func(*args, **(kwargs or {}))
 
 
