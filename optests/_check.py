@@ -915,7 +915,10 @@ def _rounding_only(
 ) -> str | None:
     """Why the difference between ``actual`` (compiled) and ``expected`` (eager) is rounding, or
     None: every differing leaf is floating, finite where they differ, and each differing element
-    no further from the float64 ``truth`` than ``ROUNDING_MULTIPLIER`` times eager's (plus atol).
+    no further from the float64 ``truth`` than ``ROUNDING_MULTIPLIER`` times eager's (plus atol),
+    eager's error counted as at least one rounding step (the dtype's epsilon) of the leaf's largest
+    float64 value: an element of a sum rounds at its terms' scale, so eager landing on the truth
+    for one element does not hold compiled code to a finer precision than its dtype has there.
     Where the call computed in a lower ``precision`` (autocast) and eager's leaf shows that
     precision's rounding (:func:`_lower_rounding`), an element's own error counts as at least
     the leaf's relative error times the element's size: whether one element of a bfloat16 result
@@ -953,8 +956,11 @@ def _rounding_only(
                 return None
             level = _lower_rounding(eager, exact, e.dtype, precision)
             c_dist, e_dist = (got - exact).abs()[differ], (eager - exact).abs()[differ]
-            # element by element: a large rounding error on one element must not excuse another
-            allowed = torch.maximum(e_dist, level * exact.abs()[differ])
+            # element by element: a large rounding error on one element must not excuse another;
+            # but none is held finer than one rounding step of the tensor's largest value, where
+            # eager landed on the truth by chance: a sum rounds at its terms' scale, not its own
+            step = torch.finfo(e.dtype).eps * float(exact.abs().max())
+            allowed = torch.maximum(e_dist, level * exact.abs()[differ]).clamp(min=step)
             atol = _DEFAULT_TOLERANCES.get(e.dtype, (0.0, 0.0))[1]
             if not bool((c_dist <= ROUNDING_MULTIPLIER * allowed + atol).all()):
                 return None
@@ -1333,8 +1339,9 @@ def aot_autograd_check(
 
     ``float64_reference``: a compiled output or gradient that differs from eager beyond
     tolerance is not a finding when it is no further from the same call in float64 than
-    ``ROUNDING_MULTIPLIER`` times eager is (float32 rounding on ill-conditioned data, which
-    another CPU rounds otherwise). ``randomized_sample`` is the same call drawn with other data
+    ``ROUNDING_MULTIPLIER`` times eager is, eager's error counted as at least one rounding step
+    of the tensor's largest value (float32 rounding on ill-conditioned data, which another CPU
+    rounds otherwise). ``randomized_sample`` is the same call drawn with other data
     (an OpInfo's sample generator under another seed): the randomized rerun takes its floating
     values, so the data keeps the op's preconditions; without it (or where its structure,
     shapes or dtypes differ) the rerun uses uniform [0, 1) noise.

@@ -139,6 +139,28 @@ def test_rounding_on_one_element_does_not_excuse_a_bug_on_another() -> None:
     assert result.stage == "forward", result
 
 
+def _cancels_in_compiled_beside_a_large_value(x: torch.Tensor) -> torch.Tensor:
+    """Element 1 (0.3) is computed beside element 0's scale (4000): compiled loses its low bits to
+    cancellation, ``(x + 4000) - 4000``, 5e-5 off; eager computes it exactly. A float32 sum rounds
+    at its terms' scale, so that is rounding, not a compile bug (``stft``'s window gradient under
+    random tangents: compiled one step of 357 off, eager exact by chance)."""
+    return torch.stack([x[0].clone(), (x[1] + 4000.0) - 4000.0 if _tracing(x) else x[1].clone()])
+
+
+def _wrong_beside_a_large_value(x: torch.Tensor) -> torch.Tensor:
+    """The same scale, and element 1 plainly wrong compiled (1e-2 off)."""
+    return torch.stack([x[0].clone(), x[1] + 1e-2 if _tracing(x) else x[1].clone()])
+
+
+def test_rounding_is_judged_at_the_scale_of_the_largest_value() -> None:
+    x = torch.tensor([4000.0, 0.3])
+    result = optests.run_check(_cancels_in_compiled_beside_a_large_value, [x], {}, False, check_gradients=False)
+    assert result.passed, result.message
+    assert result.notes == ("out: rounding: compiled is 4.88e-05 from the float64 result, eager 0 (each element within 3x)",)
+    # One rounding step of 4000 (about 5e-4) is the least eager's error counts as; a bug is more.
+    assert optests.run_check(_wrong_beside_a_large_value, [x], {}, False, check_gradients=False).stage == "forward"
+
+
 def _one_step_off_compiled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """Under autocast the product is bfloat16 in eager and compiled alike, widened to float32;
     compiled puts element 0 (3.0, which eager's bfloat16 holds exactly) one bfloat16 step higher.
