@@ -5,7 +5,8 @@ into an ``out=`` tensor that is not dense.
 Eager's CPU kernel fills it with values that are not ``x.narrow(...)``; a contiguous ``out=``
 gets the right ones. Compiled by AOTAutograd (``aot_function``, no-op compilers), which
 functionalizes the call into ``narrow_copy`` and a ``copy_`` into ``out``, the result is right. A
-silent wrong answer in eager.
+silent wrong answer in eager, reported with ``avg_pool3d``'s as pytorch/pytorch#84577 in 2022; that
+issue is closed, and both releases still do it (``findings/avg_pool3d_out_noncontiguous.py``).
 
 Shown by optests' ``out`` call pattern (``out-2``: an ``out=`` that is not dense), mutation
 stage (``kwargs['out']`` after the call differs between eager and compiled): ``narrow_copy``."""
