@@ -824,7 +824,8 @@ COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compare
 
 
 #: A compiled result that differs from eager is put down to float32 rounding when its distance
-#: from the float64 result is at most this many times eager's own (plus the dtype's atol).
+#: from the float64 result is at most this many times eager's own (plus the dtype's atol), eager's
+#: counted as at least the dtype's epsilon times the largest magnitude of that float64 result.
 ROUNDING_MULTIPLIER = 3.0
 
 
@@ -916,9 +917,10 @@ def _rounding_only(
     """Why the difference between ``actual`` (compiled) and ``expected`` (eager) is rounding, or
     None: every differing leaf is floating, finite where they differ, and each differing element
     no further from the float64 ``truth`` than ``ROUNDING_MULTIPLIER`` times eager's (plus atol),
-    eager's error counted as at least one rounding step (the dtype's epsilon) of the leaf's largest
-    float64 value: an element of a sum rounds at its terms' scale, so eager landing on the truth
-    for one element does not hold compiled code to a finer precision than its dtype has there.
+    eager's error counted as at least the dtype's epsilon times the leaf's largest finite float64
+    magnitude: an element of a sum rounds at its terms' scale, not its own, so eager landing on the
+    truth for one element does not hold compiled code to a precision its dtype lacks there. (An
+    error below that, times ``ROUNDING_MULTIPLIER``, plus atol, is always put down to rounding.)
     Where the call computed in a lower ``precision`` (autocast) and eager's leaf shows that
     precision's rounding (:func:`_lower_rounding`), an element's own error counts as at least
     the leaf's relative error times the element's size: whether one element of a bfloat16 result
@@ -930,6 +932,7 @@ def _rounding_only(
     if not len(a_l) == len(e_l) == len(r_l):
         return None
     worst, lowest = (0.0, 0.0), 0.0  # the largest errors; the largest lower-precision level used
+    floor = 0.0  # the largest least error eager's counted as, where it decided
     for a, e, r in zip(a_l, e_l, r_l):
         try:
             opts.options.assert_equals_fn(a, e)
@@ -957,17 +960,23 @@ def _rounding_only(
             level = _lower_rounding(eager, exact, e.dtype, precision)
             c_dist, e_dist = (got - exact).abs()[differ], (eager - exact).abs()[differ]
             # element by element: a large rounding error on one element must not excuse another;
-            # but none is held finer than one rounding step of the tensor's largest value, where
-            # eager landed on the truth by chance: a sum rounds at its terms' scale, not its own
-            step = torch.finfo(e.dtype).eps * float(exact.abs().max())
-            allowed = torch.maximum(e_dist, level * exact.abs()[differ]).clamp(min=step)
+            # but eager's counts as at least epsilon times the leaf's largest finite magnitude (a
+            # sum rounds at its terms' scale, not its own). Not empty: the differing elements are
+            # finite in both.
+            scale = exact.abs()[torch.isfinite(exact) & torch.isfinite(eager)].max()
+            step = torch.finfo(e.dtype).eps * float(scale)
+            own = torch.maximum(e_dist, level * exact.abs()[differ])
             atol = _DEFAULT_TOLERANCES.get(e.dtype, (0.0, 0.0))[1]
-            if not bool((c_dist <= ROUNDING_MULTIPLIER * allowed + atol).all()):
+            if not bool((c_dist <= ROUNDING_MULTIPLIER * own.clamp(min=step) + atol).all()):
                 return None
+            if not bool((c_dist <= ROUNDING_MULTIPLIER * own + atol).all()):
+                floor = max(floor, step)
             worst, lowest = max(worst, (float(c_dist.max()), float(e_dist.max()))), max(lowest, level)
     lower = ""
     if lowest and precision is not None:
         lower = f"; eager rounds at {str(precision).removeprefix('torch.')}'s precision, {lowest:.2g} relative"
+    if floor:
+        lower += f"; eager's error counted as at least {floor:.3g}, epsilon times the largest magnitude"
     return (
         f"rounding: compiled is {worst[0]:.3g} from the float64 result, eager {worst[1]:.3g} "
         f"(each element within {ROUNDING_MULTIPLIER:g}x{lower})"
@@ -1339,9 +1348,9 @@ def aot_autograd_check(
 
     ``float64_reference``: a compiled output or gradient that differs from eager beyond
     tolerance is not a finding when it is no further from the same call in float64 than
-    ``ROUNDING_MULTIPLIER`` times eager is, eager's error counted as at least one rounding step
-    of the tensor's largest value (float32 rounding on ill-conditioned data, which another CPU
-    rounds otherwise). ``randomized_sample`` is the same call drawn with other data
+    ``ROUNDING_MULTIPLIER`` times eager is, eager's error counted as at least the dtype's epsilon
+    times the result's largest magnitude (float32 rounding on ill-conditioned data, which another
+    CPU rounds otherwise). ``randomized_sample`` is the same call drawn with other data
     (an OpInfo's sample generator under another seed): the randomized rerun takes its floating
     values, so the data keeps the op's preconditions; without it (or where its structure,
     shapes or dtypes differ) the rerun uses uniform [0, 1) noise.

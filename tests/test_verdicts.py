@@ -141,9 +141,9 @@ def test_rounding_on_one_element_does_not_excuse_a_bug_on_another() -> None:
 
 def _cancels_in_compiled_beside_a_large_value(x: torch.Tensor) -> torch.Tensor:
     """Element 1 (0.3) is computed beside element 0's scale (4000): compiled loses its low bits to
-    cancellation, ``(x + 4000) - 4000``, 5e-5 off; eager computes it exactly. A float32 sum rounds
-    at its terms' scale, so that is rounding, not a compile bug (``stft``'s window gradient under
-    random tangents: compiled one step of 357 off, eager exact by chance)."""
+    cancellation, ``(x + 4000) - 4000``, 4.9e-5 off; eager computes it exactly. A float32 sum
+    rounds at its terms' scale, so that is rounding, not a compile bug (``stft``'s window gradient
+    under random tangents: compiled 2.9e-5 from 357, eager 1e-6)."""
     return torch.stack([x[0].clone(), (x[1] + 4000.0) - 4000.0 if _tracing(x) else x[1].clone()])
 
 
@@ -156,9 +156,25 @@ def test_rounding_is_judged_at_the_scale_of_the_largest_value() -> None:
     x = torch.tensor([4000.0, 0.3])
     result = optests.run_check(_cancels_in_compiled_beside_a_large_value, [x], {}, False, check_gradients=False)
     assert result.passed, result.message
-    assert result.notes == ("out: rounding: compiled is 4.88e-05 from the float64 result, eager 0 (each element within 3x)",)
-    # One rounding step of 4000 (about 5e-4) is the least eager's error counts as; a bug is more.
+    assert result.notes == (
+        "out: rounding: compiled is 4.88e-05 from the float64 result, eager 0 (each element within 3x; "
+        "eager's error counted as at least 0.000477, epsilon times the largest magnitude)",
+    )
+    # Epsilon times 4000 (4.8e-4) is the least eager's error counts as; a bug is more.
     assert optests.run_check(_wrong_beside_a_large_value, [x], {}, False, check_gradients=False).stage == "forward"
+
+
+def _wrong_beside_an_overflow(x: torch.Tensor) -> torch.Tensor:
+    """exp(x[0]) overflows in float32 (inf in eager and compiled alike); element 1 is wrong compiled."""
+    return torch.stack([x[0].exp(), x[1] + 1e-2 if _tracing(x) else x[1].clone()])
+
+
+@pytest.mark.parametrize("large", [100.0, 1000.0], ids=["finite-in-float64", "inf-in-float64"])
+def test_an_overflow_beside_a_wrong_value_does_not_set_the_scale(large: float) -> None:
+    """The largest magnitude is taken over the elements finite in float64 and in eager: exp(100)
+    (2.7e43 in float64) and exp(1000) (inf) would excuse any error."""
+    x = torch.tensor([large, 0.3])
+    assert optests.run_check(_wrong_beside_an_overflow, [x], {}, False, check_gradients=False).stage == "forward"
 
 
 def _one_step_off_compiled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
