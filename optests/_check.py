@@ -717,7 +717,7 @@ def _listed(names: list[str]) -> str:
 
 def _mutations(c: _Compared) -> None:
     with _unless_random(c):
-        _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts)
+        _check_mutations(c.call, c.originals, c.eager, c.comp, c.opts, c.truth)
 
 
 @contextlib.contextmanager
@@ -829,31 +829,33 @@ COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compare
 ROUNDING_MULTIPLIER = 3.0
 
 
+#: What the float64 call gives: the pattern's compared outputs, the gradients (None: none taken),
+#: and the inputs as the call left them (None: the two seeds wrote them otherwise).
+_Reference = tuple[Any, tuple[torch.Tensor | None, ...] | None, tuple[torch.Tensor, ...] | None]
+
+
 class _Float64Reference:
     """The same call in float64 on the same values, through the same call pattern, made only
     when a comparison fails: the truth against which eager's and the compiled call's rounding
-    errors are measured. None (no reference) when the op fails in float64, or draws random
-    numbers (two seeds disagree)."""
+    errors are measured, for outputs, gradients and what the call wrote into its inputs. None
+    (no reference) when the op fails in float64, or draws random numbers (two seeds disagree)."""
 
     def __init__(self, call: _TensorCall, originals: list[torch.Tensor], gradients: bool, pattern: CallPattern) -> None:
         self._call, self._originals, self._gradients, self._pattern = call, originals, gradients, pattern
         self._made = False
-        self._value: tuple[Any, tuple[torch.Tensor | None, ...] | None] | None = None  # (compared, grads)
+        self._value: _Reference | None = None
 
-    def _get(self) -> tuple[Any, tuple[torch.Tensor | None, ...] | None] | None:
+    def _get(self) -> _Reference | None:
         if not self._made:
             self._made = True
             runs = [self._run(seed) for seed in (_SEED, _SEED + 1)]
-            if runs[0] is not None and runs[1] is not None and _same_values(runs[0], runs[1]):
-                self._value = runs[0]
+            if runs[0] is not None and runs[1] is not None and _same_values(runs[0][:2], runs[1][:2]):
+                same_inputs = _same_values(runs[0][2], runs[1][2])
+                self._value = (runs[0][0], runs[0][1], runs[0][2] if same_inputs else None)
         return self._value
 
-    def _run(self, seed: int) -> tuple[Any, tuple[torch.Tensor | None, ...] | None] | None:
-        memo: dict[int, torch.Tensor] = {}
-        for t in self._originals:
-            if id(t) not in memo:
-                memo[id(t)] = _widened(t)
-        inputs = [memo[id(t)] for t in self._originals]
+    def _run(self, seed: int) -> _Reference | None:
+        inputs = _widened_inputs(self._originals)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -861,7 +863,7 @@ class _Float64Reference:
                 grads = self._pattern.gradients(called, inputs) if self._gradients else None
         except Exception:
             return None
-        return called.compared, grads
+        return called.compared, grads, tuple(t.detach() for t in inputs)
 
     def out(self) -> Any:
         value = self._get()
@@ -871,15 +873,42 @@ class _Float64Reference:
         value = self._get()
         return None if value is None else value[1]
 
+    def after(self, i: int) -> torch.Tensor | None:
+        """Input ``i`` as the float64 call left it (what it wrote there), or None: no reference,
+        or the input's memory overlaps another input's, where what the call leaves depends on
+        the order of its writes, which the float64 kernels need not share."""
+        alone = len(_storage_groups(self._originals, overlap=True)[i]) == 1
+        value = self._get() if alone else None
+        return None if value is None or value[2] is None else value[2][i]
 
-def _widened(t: torch.Tensor) -> torch.Tensor:
+
+def _widened_inputs(originals: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The inputs in float64 (complex128) as the call got them: each floating plain tensor a view
+    with its sizes, strides and offset into a widened copy of its storage, shared by the inputs
+    that share that storage, so that a kernel that takes another path for a layout (a non-dense
+    ``out=``) takes it in float64 too. Other tensors are widened copies."""
+    storages: dict[tuple[tuple[str, int], torch.dtype], torch.Tensor] = {}
+    memo: dict[int, torch.Tensor] = {}
+    for t in originals:
+        if id(t) not in memo:
+            memo[id(t)] = _widened(t, storages)
+    return [memo[id(t)] for t in originals]
+
+
+def _widened(t: torch.Tensor, storages: dict[tuple[tuple[str, int], torch.dtype], torch.Tensor]) -> torch.Tensor:
+    if not (t.is_floating_point() or t.is_complex()):
+        return t.detach().clone()
+    wide = torch.complex128 if t.is_complex() else torch.float64
+    key = _storage_key(t)
     with torch.no_grad():
-        w = t.detach().clone()
-        if w.is_complex():
-            w = w.to(torch.complex128)
-        elif w.is_floating_point():
-            w = w.to(torch.float64)
-    return w.requires_grad_(t.requires_grad) if w.is_floating_point() or w.is_complex() else w
+        if key is None:
+            w = t.detach().clone().to(wide)
+        else:
+            base = storages.get((key, t.dtype))
+            if base is None:
+                base = storages[(key, t.dtype)] = _flat(t.detach(), t.untyped_storage()).to(wide, copy=True)
+            w = base.as_strided(t.shape, t.stride(), t.storage_offset())
+    return w.requires_grad_(t.requires_grad)
 
 
 def _same_leaf(a: Any, b: Any) -> bool:
@@ -1182,9 +1211,19 @@ def _check_compiled_metadata(call: _TensorCall, eager: _Run, comp: _Run, opts: _
         _compare_meta(make, f"compiled {name}", cm, em, call, "Eager and the compiled call disagree.", check_requires_grad=True)
 
 
-def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _Run, comp: _Run, opts: _Checking) -> None:
+def _check_mutations(
+    call: _TensorCall,
+    originals: list[torch.Tensor],
+    eager: _Run,
+    comp: _Run,
+    opts: _Checking,
+    truth: _Float64Reference | None = None,
+) -> None:
+    """Which inputs each run mutated, and the values written: a difference within rounding of
+    what the float64 call wrote there (``truth``) is noted, as for outputs."""
     make = _finding_factory(opts)
-    for name, orig, e, c in zip(call.names, originals, eager.inputs, comp.inputs):
+    precision = eager.called.precision if eager.called is not None else None
+    for i, (name, orig, e, c) in enumerate(zip(call.names, originals, eager.inputs, comp.inputs)):
         e_mut, c_mut = not _identical(e, orig), not _identical(c, orig)
         if e_mut != c_mut:
             raise make(
@@ -1197,7 +1236,8 @@ def _check_mutations(call: _TensorCall, originals: list[torch.Tensor], eager: _R
                 ),
             )
         if e_mut:
-            _compare(MutationMismatch, name, e, c, opts, what_suffix=" after the call")
+            written = functools.partial(truth.after, i) if truth is not None else None
+            _compare(MutationMismatch, name, e, c, opts, what_suffix=" after the call", truth=written, precision=precision)
 
 
 def _raised_only_compiled(eager: _Run, comp: _Run) -> str:
@@ -1237,7 +1277,7 @@ def _compare(
     if reference is not None:
         why = _rounding_only(actual, expected, reference, opts, grads=what == "grad", precision=precision)
         if why is not None:
-            opts.notes.append(f"{what}: {why}")
+            opts.notes.append(f"{what}{what_suffix}: {why}")
             return
     make = _finding_factory(opts)
     a_leaves, e_leaves = pytree.tree_leaves(actual), pytree.tree_leaves(expected)

@@ -177,6 +177,65 @@ def test_an_overflow_beside_a_wrong_value_does_not_set_the_scale(large: float) -
     assert optests.run_check(_wrong_beside_an_overflow, [x], {}, False, check_gradients=False).stage == "forward"
 
 
+def _writes_cancelled_in_eager(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Writes x into ``out``: eager loses x's low bits to cancellation, the trace writes x exactly
+    (``addbmm``'s non-dense ``out=``: both about 1e-6 from float64, otherwise rounded)."""
+    out.copy_(x.clone() if _tracing(x) else (x + 1e6) - 1e6)
+    return x * 2
+
+
+def _writes_cancelled_in_compiled(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """The same difference the other way round: the compiled write is the inaccurate one."""
+    out.copy_((x + 1e6) - 1e6 if _tracing(x) else x.clone())
+    return x * 2
+
+
+def test_values_written_into_an_input_are_judged_against_float64_as_outputs_are() -> None:
+    x = torch.linspace(0.1, 0.9, 7)
+    result = optests.run_check(_writes_cancelled_in_eager, [x, torch.zeros(7)], {}, False, check_gradients=False)
+    assert result.passed, result.message
+    assert result.notes == (
+        "args[1] after the call: rounding: compiled is 0 from the float64 result, eager 0.025 (each element within 3x)",
+    )
+    result = optests.run_check(_writes_cancelled_in_compiled, [x, torch.zeros(7)], {}, False, check_gradients=False)
+    assert result.stage == "mutation" and result.message.startswith("args[1] after the call="), result
+
+
+def _writes_wrong_into_a_strided_out(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Eager writes wrong values into an ``out`` that is not dense, in any dtype (``narrow_copy``'s
+    and ``avg_pool3d``'s bug on the CPU); the trace writes the right ones."""
+    out.copy_(x + 1 if not _tracing(x) and not out.is_contiguous() else x)
+    return x * 2
+
+
+def test_the_float64_call_keeps_the_inputs_layout() -> None:
+    """A widened copy of a non-dense ``out`` made contiguous would give the right values, and
+    eager's bug would pass as its rounding error."""
+    x = torch.linspace(0.1, 0.9, 7)
+    result = optests.run_check(_writes_wrong_into_a_strided_out, [x, torch.zeros(7, 2)[:, 0]], {}, False, check_gradients=False)
+    assert result.stage == "mutation" and result.message.startswith("args[1] after the call="), result
+
+
+def test_an_input_that_overlaps_another_has_no_float64_reference() -> None:
+    """The float64 call widens each input into a copy of its own, so writes through an input that
+    overlaps another would not show in the other's copy: no reference, not a stale one."""
+    from optests._check import _Float64Reference, _TensorCall
+    from optests._patterns import DEFAULT_PATTERN, get_pattern
+
+    base = torch.linspace(0.1, 0.9, 8)
+    inputs = [base[:6], base[2:], torch.zeros(3)]  # the first two overlap
+    reference = _Float64Reference(_TensorCall(_writes_both, inputs, {}), inputs, False, get_pattern(DEFAULT_PATTERN))
+    assert reference.after(0) is None and reference.after(1) is None
+    written = reference.after(2)
+    assert written is not None and torch.equal(written, torch.full((3,), 2.0, dtype=torch.float64))
+
+
+def _writes_both(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    a.mul_(2)
+    c.fill_(2.0)
+    return b + 1
+
+
 def _one_step_off_compiled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """Under autocast the product is bfloat16 in eager and compiled alike, widened to float32;
     compiled puts element 0 (3.0, which eager's bfloat16 holds exactly) one bfloat16 step higher.
