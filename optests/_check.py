@@ -310,40 +310,47 @@ def _flat(like: torch.Tensor, storage: torch.UntypedStorage) -> torch.Tensor:
     return like.new_empty(0).set_(storage, 0, (storage.nbytes() // like.element_size(),), (1,))
 
 
+#: Where copies of inputs that share a storage find the copy of it: by the storage, and by the
+#: dtype where the copies are widened (one storage seen as two dtypes cannot be widened as one).
+_Bases = dict[tuple[tuple[str, int], torch.dtype | None], torch.Tensor]
+
+
 def _copy(
     t: torch.Tensor,
     randomize: bool,
     values: torch.Tensor | None = None,
-    bases: dict[tuple[str, int], torch.Tensor] | None = None,
+    bases: _Bases | None = None,
+    widen: bool = False,
 ) -> torch.Tensor:
     """A copy with the same values (or, when ``randomize``, fresh ones for floating tensors:
     ``values`` where given, uniform [0, 1) noise elsewhere), size, strides, storage offset,
-    ``requires_grad`` and leaf-ness. ``bases`` (for a tensor whose storage other inputs share)
-    maps that storage to a flat tensor over its copy, made by the first of them: the copies are
-    views of it, so they share memory as views of one base do (AOTAutograd's synthetic bases)."""
+    ``requires_grad`` and leaf-ness; with ``widen``, a floating tensor's in float64 (complex128).
+    ``bases`` (for a tensor whose storage other inputs share) maps that storage to a flat tensor
+    over its copy, made by the first of them: the copies are views of it, so they share memory as
+    views of one base do (AOTAutograd's synthetic bases)."""
     with torch.no_grad():
         src = t.detach()
         fresh = randomize and src.dtype.is_floating_point
+        dtype = _widened_dtype(src.dtype) if widen else src.dtype
         key = _storage_key(src) if bases is not None else None
         if bases is not None and key is not None:
-            base = bases.get(key)
+            shared = (key, src.dtype if widen else None)
+            base = bases.get(shared)
             if base is None:
-                storage = src.untyped_storage().clone()  # type: ignore[no-untyped-call]
-                base = bases[key] = _flat(src, storage)
+                base = bases[shared] = _flat_copy(src, dtype)
                 if fresh:
                     base.uniform_(0, 1)
-            if base.dtype == src.dtype:
+            if base.dtype == dtype:
                 copy = base.as_strided(src.size(), src.stride(), src.storage_offset())
             else:  # one storage seen as two dtypes: shared, but not as views
                 copy = src.new_empty(0).set_(base.untyped_storage(), src.storage_offset(), src.size(), src.stride())
         elif _is_plain_strided(src):
-            storage = src.untyped_storage().clone()  # type: ignore[no-untyped-call]
-            copy = src.new_empty(0).set_(storage, src.storage_offset(), src.size(), src.stride())
+            whole = _flat_copy(src, dtype)
+            copy = whole.new_empty(0).set_(whole.untyped_storage(), src.storage_offset(), src.size(), src.stride())
             if fresh:
-                whole = _flat(src, storage)
                 whole.uniform_(0, 1)
         else:
-            copy = src.clone()
+            copy = src.clone().to(dtype)
             if fresh:
                 copy.uniform_(0, 1)
         if fresh and values is not None:
@@ -362,20 +369,36 @@ def _copy(
     return copy
 
 
+def _widened_dtype(dtype: torch.dtype) -> torch.dtype:
+    if dtype.is_complex:
+        return torch.complex128
+    return torch.float64 if dtype.is_floating_point else dtype
+
+
+def _flat_copy(src: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """All of ``src``'s storage, copied, as a 1-D tensor of ``dtype`` (element for element)."""
+    return _flat(src, src.untyped_storage()).to(dtype, copy=True)
+
+
 def _copies(
-    tensors: Sequence[torch.Tensor], randomize: bool = False, values: Sequence[torch.Tensor] | None = None
+    tensors: Sequence[torch.Tensor],
+    randomize: bool = False,
+    values: Sequence[torch.Tensor] | None = None,
+    widen: bool = False,
 ) -> list[torch.Tensor]:
     """Fresh copies; an input passed twice stays one tensor passed twice, and inputs that share
-    a storage (views of one base) are copied as views of one base, so aliasing survives the copy."""
+    a storage (views of one base) are copied as views of one base, so aliasing survives the copy
+    (with ``widen``, floating tensors in float64 or complex128, and only inputs of one dtype share
+    the widened copy of their storage)."""
     distinct = list({id(t): t for t in tensors}.values())
     keys = [_storage_key(t) for t in distinct]
     shared = {k for k in keys if k is not None and keys.count(k) > 1}
-    bases: dict[tuple[str, int], torch.Tensor] = {}
+    bases: _Bases = {}
     memo: dict[int, torch.Tensor] = {}
     for i, t in enumerate(tensors):
         if id(t) not in memo:
             value = values[i] if values is not None else None
-            memo[id(t)] = _copy(t, randomize, value, bases if _storage_key(t) in shared else None)
+            memo[id(t)] = _copy(t, randomize, value, bases if _storage_key(t) in shared else None, widen)
     return [memo[id(t)] for t in tensors]
 
 
@@ -855,7 +878,7 @@ class _Float64Reference:
         return self._value
 
     def _run(self, seed: int) -> _Reference | None:
-        inputs = _widened_inputs(self._originals)
+        inputs = _copies(self._originals, widen=True)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -880,35 +903,6 @@ class _Float64Reference:
         alone = len(_storage_groups(self._originals, overlap=True)[i]) == 1
         value = self._get() if alone else None
         return None if value is None or value[2] is None else value[2][i]
-
-
-def _widened_inputs(originals: list[torch.Tensor]) -> list[torch.Tensor]:
-    """The inputs in float64 (complex128) as the call got them: each floating plain tensor a view
-    with its sizes, strides and offset into a widened copy of its storage, shared by the inputs
-    that share that storage, so that a kernel that takes another path for a layout (a non-dense
-    ``out=``) takes it in float64 too. Other tensors are widened copies."""
-    storages: dict[tuple[tuple[str, int], torch.dtype], torch.Tensor] = {}
-    memo: dict[int, torch.Tensor] = {}
-    for t in originals:
-        if id(t) not in memo:
-            memo[id(t)] = _widened(t, storages)
-    return [memo[id(t)] for t in originals]
-
-
-def _widened(t: torch.Tensor, storages: dict[tuple[tuple[str, int], torch.dtype], torch.Tensor]) -> torch.Tensor:
-    if not (t.is_floating_point() or t.is_complex()):
-        return t.detach().clone()
-    wide = torch.complex128 if t.is_complex() else torch.float64
-    key = _storage_key(t)
-    with torch.no_grad():
-        if key is None:
-            w = t.detach().clone().to(wide)
-        else:
-            base = storages.get((key, t.dtype))
-            if base is None:
-                base = storages[(key, t.dtype)] = _flat(t.detach(), t.untyped_storage()).to(wide, copy=True)
-            w = base.as_strided(t.shape, t.stride(), t.storage_offset())
-    return w.requires_grad_(t.requires_grad)
 
 
 def _same_leaf(a: Any, b: Any) -> bool:
@@ -1217,7 +1211,7 @@ def _check_mutations(
     eager: _Run,
     comp: _Run,
     opts: _Checking,
-    truth: _Float64Reference | None = None,
+    truth: _Float64Reference | None,
 ) -> None:
     """Which inputs each run mutated, and the values written: a difference within rounding of
     what the float64 call wrote there (``truth``) is noted, as for outputs."""

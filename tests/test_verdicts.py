@@ -216,24 +216,41 @@ def test_the_float64_call_keeps_the_inputs_layout() -> None:
     assert result.stage == "mutation" and result.message.startswith("args[1] after the call="), result
 
 
-def test_an_input_that_overlaps_another_has_no_float64_reference() -> None:
-    """The float64 call widens each input into a copy of its own, so writes through an input that
-    overlaps another would not show in the other's copy: no reference, not a stale one."""
+def _float64_reference(func: Any, inputs: list[torch.Tensor], gradients: bool = False) -> Any:
     from optests._check import _Float64Reference, _TensorCall
     from optests._patterns import DEFAULT_PATTERN, get_pattern
 
+    return _Float64Reference(_TensorCall(func, inputs, {}), inputs, gradients, get_pattern(DEFAULT_PATTERN))
+
+
+def test_inputs_that_share_memory_share_it_in_the_float64_call() -> None:
+    """``b`` overlaps ``a``: the float64 call sees ``a.mul_(2)`` through ``b``, as eager does.
+    What is left in the overlapping inputs themselves depends on the order of the writes, which
+    the float64 kernels need not share: they get no value to be judged by."""
     base = torch.linspace(0.1, 0.9, 8)
-    inputs = [base[:6], base[2:], torch.zeros(3)]  # the first two overlap
-    reference = _Float64Reference(_TensorCall(_writes_both, inputs, {}), inputs, False, get_pattern(DEFAULT_PATTERN))
+    inputs = [base[:6], base[2:], torch.zeros(3)]
+    reference = _float64_reference(_writes_both, inputs)
+    wide = torch.linspace(0.1, 0.9, 8).double()
+    wide[:6].mul_(2)
+    assert torch.equal(reference.out(), wide[2:] + 1)
     assert reference.after(0) is None and reference.after(1) is None
     written = reference.after(2)
     assert written is not None and torch.equal(written, torch.full((3,), 2.0, dtype=torch.float64))
+    assert torch.equal(base, torch.linspace(0.1, 0.9, 8)) and not inputs[2].any()  # the caller's inputs are left alone
 
 
 def _writes_both(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     a.mul_(2)
     c.fill_(2.0)
     return b + 1
+
+
+def test_an_in_place_call_with_an_operand_that_requires_grad_has_a_float64_value() -> None:
+    """``x.add_(y)`` with ``y`` requiring grad (the ``inplace`` pattern's first call): the widened
+    ``x`` must be no view made under ``no_grad``, which autograd forbids writing in place."""
+    inputs = [torch.linspace(0.1, 0.9, 3), torch.linspace(1.0, 2.0, 3, requires_grad=True)]
+    reference = _float64_reference(torch.Tensor.add_, inputs, gradients=True)
+    assert reference.out() is not None and reference.after(0) is not None
 
 
 def _one_step_off_compiled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
