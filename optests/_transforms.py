@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import warnings
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -160,7 +161,12 @@ def derive(
     if draws < 1:
         raise ValueError(f"draws must be at least 1, got {draws}")
     sample = _Sample(args, kwargs, origin)
-    made = row.derive(sample, draws, seed)
+    with warnings.catch_warnings():
+        # a pattern may call the op (``out``: what its out= tensors must hold): a warning there
+        # is no finding, and under "error" filters it would raise where the op warns once per
+        # process (TORCH_WARN_ONCE), so whether a sample derives would depend on what ran first
+        warnings.simplefilter("ignore")
+        made = row.derive(sample, draws, seed)
     # an index names what each sample is, whatever else the transform derives from this sample
     # (transposed-1 is channels_last, dtypes-1 float16, grad-subset-0 the inference sample), so
     # registry entries stay put; only noncontiguous, which derives one at most, has none

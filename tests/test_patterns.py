@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,25 @@ def test_inplace_and_out_need_the_sample_s_origin() -> None:
     assert [d.suffix for d in outs] == ["out-0", "out-1", "out-2", "out-3"]
     assert outs[1].kwargs["out"].shape == (0,) and not outs[2].kwargs["out"].is_contiguous()
     assert outs[3].kwargs["out"] is outs[3].args[0]
+
+
+def _warns_once(x: torch.Tensor, *, out: torch.Tensor | None = None) -> torch.Tensor:
+    """An op with an out variant that warns on its slow path, as ``torch.searchsorted`` does once
+    per process for a non-contiguous input."""
+    warnings.warn("a slow path", UserWarning, stacklevel=2)
+    return torch.sin(x, out=out)
+
+
+def test_a_warning_of_the_op_does_not_stop_a_pattern_deriving_from_it() -> None:
+    """``out`` calls the op to learn what its out= tensors hold. Under "error" filters (this
+    repository's pytest configuration, and any project's that sets them) a warning there made the
+    derivation fail, and a TORCH_WARN_ONCE warning made the first sample a sweep's process derived
+    from not applicable (``out-0 derives no such sample``), the next ones checked."""
+    x = torch.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        outs = derive("out", [x], {}, origin=Base(_warns_once, [x], {}, "auto"))
+    assert [d.suffix for d in outs] == ["out-0", "out-1", "out-2", "out-3"]
 
 
 def test_inplace_1_mutates_a_view_of_a_non_leaf_which_eager_allows() -> None:
