@@ -75,6 +75,14 @@ def select_ops(settings: Settings) -> list[OpRef]:
         raise SelectionError(f"--optests-dbs: {e}") from None
     if not refs:
         raise SelectionError(f"--optests-ops: no op matches {', '.join(settings.ops)} in {', '.join(settings.dbs)}")
+    if settings.ids is not None:
+        named = settings.ids.op_ids
+        refs = [r for r in refs if r.id in named]
+        if not refs:
+            raise SelectionError(
+                f"--optests-ids: {settings.ids.path} names no op that --optests-ops and --optests-dbs select "
+                f"(it names {len(named)}, e.g. {min(named)})"
+            )
     return refs
 
 
@@ -117,6 +125,8 @@ def collect(settings: Settings) -> list[Case]:
                         for mode in settings.modes
                         for backend in settings.backends
                     )
+    if settings.ids is not None:  # those it lacks are reported at the end of the run
+        cases = [c for c in cases if c.id in settings.ids.ids]
     ids = Counter(c.id for c in cases)
     clashes = [i for i, n in ids.items() if n > 1]
     if clashes:

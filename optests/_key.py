@@ -238,6 +238,12 @@ class SampleKey:
         """Whether ``text`` has the form of a sample id."""
         return _ID.match(text) is not None
 
+    @staticmethod
+    def op_id_of(text: str) -> str | None:
+        """The op id (``NAME.VARIANT``) in a sample id, or None if ``text`` is not one."""
+        m = _ID.match(text)
+        return m["op_id"] if m is not None else None
+
     @classmethod
     def parse(cls, text: str, split: Callable[[str], tuple[str, str] | None]) -> SampleKey | None:
         """The key an id names, or None if ``text`` is not one.

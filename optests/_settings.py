@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import re
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 from ._errors import InputError
-from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, parse_transforms
+from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, SampleKey, parse_transforms
 from ._pipeline import Selection
 
 #: The databases of ``torch.testing._internal`` that the sweep walks by default, by our name.
@@ -98,6 +100,60 @@ def _dbs(option: str, value: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
+@dataclasses.dataclass(frozen=True)
+class IdList:
+    """The sample ids a file lists (``--optests-ids``): only those samples are checked."""
+
+    path: Path
+    ids: frozenset[str]
+
+    @property
+    def op_ids(self) -> frozenset[str]:
+        """The ops (``NAME.VARIANT``) the ids name: the only ones whose samples are made."""
+        return frozenset(op for op in map(SampleKey.op_id_of, self.ids) if op is not None)
+
+
+def read_ids(option: str, path: Path) -> IdList:
+    """The ids in ``path``, one a line, gzip-compressed or not: sample ids as results files and
+    reports give them (``static-float32-cpu-sin-sample3``) or pytest node ids that end in one
+    (``...::test_aot_autograd[static-float32-cpu-sin-sample3]``); blank lines and lines that
+    start with ``#`` are left out. A :class:`SettingError` for a file that cannot be read, a
+    line that is not an id, or no id at all."""
+    from ._results import describe_os_error
+
+    try:
+        content = path.read_bytes()
+    except OSError as e:
+        raise SettingError(f"{option}: {path}: {describe_os_error(path, e)}") from None
+    try:
+        content = gzip.decompress(content) if content[:2] == b"\x1f\x8b" else content
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise SettingError(f"{option}: {path}: a gzip file cut short or corrupt ({e})") from None
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SettingError(f"{option}: {path}: {describe_os_error(path, e)}") from None
+    ids = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        item = line.strip()
+        if not item or item.startswith("#"):
+            continue
+        if item.endswith("]") and "[" in item:
+            item = item[item.rindex("[") + 1 : -1]
+        if not SampleKey.is_id(item):
+            raise SettingError(
+                f"{option}: {path}, line {number}: {line.strip()[:120]!r} is not a sample id (such as static-float32-cpu-sin-sample3)"
+            )
+        ids.add(item)
+    if not ids:
+        raise SettingError(f"{option}: {path} lists no sample id (one a line, such as static-float32-cpu-sin-sample3)")
+    return IdList(path, frozenset(ids))
+
+
+def _ids(option: str, value: str) -> IdList | None:
+    return read_ids(option, Path(value)) if value.strip() else None
+
+
 def _path(option: str, value: str) -> Path | None:
     return Path(value) if value.strip() else None
 
@@ -166,6 +222,13 @@ OPTIONS = (
         "all",
         _select,
     ),
+    Option(
+        "ids",
+        "check only the samples whose ids this file lists, one a line (as results files and reports give them, "
+        "or pytest node ids; gzip-compressed or not): e.g. another release's failures; the other options still apply",
+        "",
+        _ids,
+    ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
     Option(
         "resume",
@@ -190,6 +253,7 @@ class Settings:
     transforms: tuple[str, ...]
     backends: tuple[str, ...]
     select: Selection
+    ids: IdList | None
     devices: tuple[str, ...]
     dbs: tuple[str, ...]
     results: Path | None
@@ -212,7 +276,7 @@ def parse(get: Callable[[str], object], get_ini: Callable[[str], str]) -> Settin
         raw = str(cli) if cli is not None else (get_ini(opt.name) or opt.default)
         where = f"--optests-{opt.name}" if cli is not None else f"optests_{opt.name} (ini)"
         values[opt.name.replace("-", "_")] = opt.parse(where, raw)
-        if opt.name in ("ops", "dbs") and raw != opt.default:
+        if opt.name in ("ops", "dbs", "ids") and raw != opt.default:
             values["explicit"] = True
     settings = Settings(**values)  # type: ignore[arg-type]
     if settings.resume and settings.results is None:

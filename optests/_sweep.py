@@ -130,6 +130,9 @@ class Sweep:
         """Long ops first, from the durations file (pytest-split's): xdist hands out tests in
         order, so the last ones to run are short and the workers finish together. An op's
         samples stay together, in every mode."""
+        if self.settings.ids is not None:  # no listed sample: not a test that pytest skips, but none
+            empty = [i for i in items if CASE_FIXTURE in getattr(i, "fixturenames", ()) and _case_of(i) is None]
+            items[:] = [i for i in items if i not in empty]
         cases = [_case_of(item) for item in items]
         if not any(cases):  # not a sweep run: leave the (large) durations file unread
             return
@@ -400,9 +403,9 @@ class Sweep:
     def _whole_selection(self) -> bool:
         """Stale entries are judged against what was collected or deselected, which is everything
         the options select, unless pytest never collected the rest at all: node ids on the
-        command line, ``--lf`` (which leaves a module's passing tests uncollected), or a
-        ``--optests-select`` that checks some of each op's samples."""
-        if self.settings.select.kind != "all":  # it checks some of each op's samples, and knows no others
+        command line, ``--lf`` (which leaves a module's passing tests uncollected), a
+        ``--optests-select`` that checks some of each op's samples, or ``--optests-ids``."""
+        if self.settings.select.kind != "all" or self.settings.ids is not None:  # it knows no other samples
             return False
         return not self.config.getoption("lf", False) and not any("::" in str(a) for a in self.config.args)
 
@@ -502,6 +505,12 @@ class Sweep:
             # The sweep's summary counts expected failures and skips, thousands of them: listed
             # one a line after it (``-ra`` in a project's addopts), they would bury it.
             tr.reportchars = "".join(c for c in tr.reportchars if c not in _COUNTED)
+        if self.settings.ids is not None and (missing := self.settings.ids.ids - self._collected_ids):
+            tr.write_line(
+                f"--optests-ids: {len(missing)} of the {len(self.settings.ids.ids)} ids in {self.settings.ids.path} are not "
+                f"samples of this run's options (other modes, transforms or databases, or no such sample), e.g. {min(missing)}",
+                yellow=True,
+            )
         if not self.results:
             if self._results_error:
                 tr.write_line(f"results not written: {self._results_error}", red=True)

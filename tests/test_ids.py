@@ -1,0 +1,131 @@
+"""``--optests-ids``: a run that checks only the samples a file names (another release's
+failures, last night's), read strictly, and judged like any narrowed run."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tempfile
+from pathlib import Path
+
+import expecttest
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sweepdir import install_sweep
+from test_key import _keys
+
+from optests import SampleKey
+from optests._case import select_ops
+from optests._settings import SettingError, parse, read_ids
+
+FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
+DB = ["--optests-dbs=nightly_ops:ops", "-p", "no:cacheprovider", "--optests-modes=static,dynamic"]
+
+
+def _line(key: SampleKey, form: int) -> str:
+    """The id as a user's file may hold it: bare, padded, or ending a pytest node id."""
+    return [key.id, f"  {key.id}\t", f"opinfo_sweeps/test_aot_autograd.py::test_aot_autograd[{key.id}]"][form]
+
+
+@given(
+    st.lists(st.tuples(_keys, st.integers(0, 2), st.sampled_from(["", "# a comment [x]", "   "])), min_size=1),
+    st.booleans(),
+)
+def test_a_file_of_ids_reads_back_as_the_ids_in_any_form(lines: list[tuple[SampleKey, int, str]], packed: bool) -> None:
+    text = "\n".join(f"{extra}\n{_line(key, form)}" for key, form, extra in lines) + "\n"
+    content = gzip.compress(text.encode()) if packed else text.encode()
+    with tempfile.TemporaryDirectory() as where:
+        path = Path(where) / "ids"
+        path.write_bytes(content)
+        listed = read_ids("--optests-ids", path)
+    assert listed.ids == {key.id for key, _, _ in lines}
+    assert listed.op_ids == {key.op_id for key, _, _ in lines}
+
+
+class TestIdListMessages(expecttest.TestCase):
+    def _refused(self, content: bytes | None, name: str = "ids.txt") -> str:
+        with tempfile.TemporaryDirectory() as where:
+            path = Path(where) / name
+            if content is not None:
+                path.write_bytes(content)
+            with pytest.raises(SettingError) as refused:
+                read_ids("--optests-ids", path)
+        return str(refused.value).replace(where, "DIR")
+
+    def test_what_the_reader_refuses(self) -> None:
+        self.assertExpectedInline(self._refused(None), """--optests-ids: DIR/ids.txt: no such file""")
+        self.assertExpectedInline(
+            self._refused(b"# nothing\n\n"),
+            """--optests-ids: DIR/ids.txt lists no sample id (one a line, such as static-float32-cpu-sin-sample3)""",
+        )
+        self.assertExpectedInline(
+            self._refused(b"static-float32-cpu-sin-sample0\nstatic-float32-cpu-sin sample 1\n"),
+            """--optests-ids: DIR/ids.txt, line 2: 'static-float32-cpu-sin sample 1' is not a sample id (such as static-float32-cpu-sin-sample3)""",
+        )
+        self.assertExpectedInline(
+            self._refused(b"static-float32-cpu-sin-sample0\n\xff\n"),
+            """--optests-ids: DIR/ids.txt: not UTF-8 text (byte 0xff at offset 31)""",
+        )
+        self.assertExpectedInline(
+            self._refused(gzip.compress(b"static-float32-cpu-sin-sample0\n")[:20], "ids.gz"),
+            """--optests-ids: DIR/ids.gz: a gzip file cut short or corrupt (Compressed file ended before the end-of-stream marker was reached)""",
+        )
+
+
+def test_only_the_ops_the_ids_name_have_their_samples_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    ids = tmp_path / "ids.txt"
+    ids.write_text("static-float32-cpu-gamma-sample1\ndynamic-float32-cpu-beta-sample0-transposed-0\n")
+    options = {"dbs": "nightly_ops:ops", "ids": str(ids)}
+    settings = parse(options.get, lambda name: "")
+    assert [ref.id for ref in select_ops(settings)] == ["beta", "gamma"]
+
+
+@pytest.fixture
+def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    install_sweep(pytester.path)
+    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
+    monkeypatch.setenv("NIGHTLY_BROKEN", "beta=forward,gamma=metadata")
+    return pytester
+
+
+def test_a_run_checks_the_listed_failures_alone(sweep: pytest.Pytester) -> None:
+    """Last night's failures, listed in each form the file takes, are all the next run checks; an
+    id that names no sample is reported; an entry no listed sample is of is not stale."""
+    night = sweep.path / "night.json"
+    sweep.runpytest_subprocess(*DB, f"--optests-results={night}")
+    failed = sorted(r["id"] for r in json.loads(night.read_text())["samples"] if r["outcome"] == "failed")
+    assert len(failed) == 16  # beta's and gamma's 4 samples, in 2 modes
+    lines = ["# last night's failures", "", *failed[:8], *(f"test_aot_autograd.py::test_aot_autograd[{i}]" for i in failed[8:])]
+    (sweep.path / "failed.txt.gz").write_bytes(gzip.compress("\n".join([*lines, "static-float32-cpu-alpha-sample9"]).encode()))
+    entry = {
+        "op": "alpha", "variant": "", "mode": "static", "dtype": "float32", "device": "cpu",
+        "status": "xfail", "stage": "forward", "reason": "planted: no such sample", "samples": "9",
+    }  # fmt: skip
+    (sweep.path / "expected_failures.json").write_text(json.dumps({"schema_version": 4, "entries": [entry]}))
+    strict = [*DB, "--optests-strict-registry"]
+    again = sweep.runpytest_subprocess(*strict, "-n", "2", "--optests-ids=failed.txt.gz", "--optests-results=again.json")
+    assert again.ret == pytest.ExitCode.TESTS_FAILED  # the 16 are not registered
+    assert sorted(r["id"] for r in json.loads((sweep.path / "again.json").read_text())["samples"]) == failed
+    again.stdout.fnmatch_lines(
+        [
+            "--optests-ids: 1 of the 17 ids in failed.txt.gz are not samples of this run's options (other modes, "
+            "transforms or databases, or no such sample), e.g. static-float32-cpu-alpha-sample9",
+            "*16 failed*",
+        ]
+    )
+    assert "stale registry entry" not in again.stdout.str()
+    # the same entry, in a run of every sample of alpha, is stale
+    whole = sweep.runpytest_subprocess(*strict, "--optests-ops=alpha")
+    whole.stdout.fnmatch_lines(["stale registry entry (matches no collected sample): alpha static float32 cpu forward*"])
+    # a list whose samples the options do not select collects nothing, and says so
+    none = sweep.runpytest_subprocess(*strict, "--optests-ids=failed.txt.gz", "--optests-modes=dynamic", "--optests-ops=alpha")
+    assert none.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    none.stdout.fnmatch_lines(["--optests-ids: 17 of the 17 ids in failed.txt.gz are not samples of this run's options*"])
+    (sweep.path / "bad.txt").write_text("static-float32-cpu-beta-sample0\nbeta sample 1\n")
+    bad = sweep.runpytest_subprocess(*strict, "--optests-ids=bad.txt")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert bad.stderr.str().strip().splitlines() == [
+        "ERROR: --optests-ids: bad.txt, line 2: 'beta sample 1' is not a sample id (such as static-float32-cpu-sin-sample3)"
+    ]
