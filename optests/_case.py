@@ -125,8 +125,9 @@ def collect(settings: Settings) -> list[Case]:
                         for mode in settings.modes
                         for backend in settings.backends
                     )
-    if settings.ids is not None:  # those it lacks are reported at the end of the run
-        cases = [c for c in cases if c.id in settings.ids.ids]
+    if settings.ids is not None:  # the ids it lacks are counted at the end of the run
+        listed, runs = settings.ids.ids, settings.ids.runs
+        cases = [c for c in cases if c.id in listed or (c.key.sample is None and c.key.run in runs)]
     ids = Counter(c.id for c in cases)
     clashes = [i for i, n in ids.items() if n > 1]
     if clashes:

@@ -239,10 +239,24 @@ class SampleKey:
         return _ID.match(text) is not None
 
     @staticmethod
-    def op_id_of(text: str) -> str | None:
-        """The op id (``NAME.VARIANT``) in a sample id, or None if ``text`` is not one."""
+    def id_in_nodeid(nodeid: str) -> str:
+        """The sample id a pytest node id ends in (``...::test_aot_autograd[ID]``), or "" where
+        it ends in none: its parameter, after the first ``[`` (an op's name may hold one)."""
+        _, bracket, param = nodeid.partition("[")
+        return param[:-1] if bracket and param.endswith("]") and SampleKey.is_id(param[:-1]) else ""
+
+    @staticmethod
+    def run_of_id(text: str) -> tuple[str, str, str, str, str] | None:
+        """What a sample id says of the run its op's samples are checked in, as :attr:`run` does:
+        ``(op id, mode, dtype, device, backend)``; None if ``text`` is not an id."""
         m = _ID.match(text)
-        return m["op_id"] if m is not None else None
+        return (m["op_id"], m["mode"], m["dtype"], m["device"], m["backend"] or DEFAULT_BACKEND) if m is not None else None
+
+    @property
+    def run(self) -> tuple[str, str, str, str, str]:
+        """``(op id, mode, dtype, device, backend)``: the samples checked alike, the sample
+        itself and its transform aside."""
+        return (self.op_id, self.mode.value, self.dtype, self.device, self.backend)
 
     @classmethod
     def parse(cls, text: str, split: Callable[[str], tuple[str, str] | None]) -> SampleKey | None:

@@ -561,6 +561,22 @@ def _text(content: bytes) -> str:
     return (gzip.decompress(content) if content[:2] == b"\x1f\x8b" else content).decode("utf-8")
 
 
+def read_text(path: Path) -> str:
+    """A file's UTF-8 text, gzip-compressed or not, read whole; an :class:`InputError`
+    ``PATH: what is wrong`` where it cannot be (no such file, a truncated or corrupt gzip file,
+    not UTF-8 text)."""
+    try:
+        content = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: {describe_os_error(path, e)}") from None
+    try:
+        return _text(content)
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: {describe_os_error(path, e)}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile):
+        raise InputError(f"{path}: a truncated or corrupt gzip file") from None
+
+
 #: How much of a results file is read at a time.
 _CHUNK = 1 << 20
 #: The most text one record may take before a reader gives up looking for its end.
@@ -753,11 +769,9 @@ def _read_whole(path: Path) -> tuple[dict[str, str], list[SampleResult], bool]:
     """A results file read into memory whole: for what the streaming reader does not take (a
     file that is not a JSON object, not UTF-8, or not there), so that the error says why."""
     try:
-        text = _text(path.read_bytes())
-    except (OSError, UnicodeDecodeError) as e:
-        raise ResultsError(f"{path}: {describe_os_error(path, e)}") from None
-    except (EOFError, zlib.error, gzip.BadGzipFile):
-        raise ResultsError(f"{path}: a truncated or corrupt gzip file") from None
+        text = read_text(path)
+    except InputError as e:
+        raise ResultsError(str(e)) from None
     try:
         data = loads(text)
     except JSONError as e:

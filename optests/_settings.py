@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import re
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +31,9 @@ class Option:
     default: str
     parse: Callable[[str, str], object]
     flag: bool = False  # a switch: --optests-NAME takes no value; the ini key takes true/false
+    #: a file read as settings are: a relative path in the ini is taken from the rootdir, as
+    #: pytest's own ini paths are (one on the command line from the current directory)
+    ini_path: bool = False
 
 
 def _csv(value: str) -> list[str]:
@@ -108,9 +109,16 @@ class IdList:
     ids: frozenset[str]
 
     @property
+    def runs(self) -> frozenset[tuple[str, str, str, str, str]]:
+        """The ops the ids name, each with a mode, dtype, device and backend
+        (:attr:`SampleKey.run`): where an op has no sample to check (its samples cannot be made,
+        or it does not apply), that is what the run reports in their place."""
+        return frozenset(run for run in map(SampleKey.run_of_id, self.ids) if run is not None)
+
+    @property
     def op_ids(self) -> frozenset[str]:
         """The ops (``NAME.VARIANT``) the ids name: the only ones whose samples are made."""
-        return frozenset(op for op in map(SampleKey.op_id_of, self.ids) if op is not None)
+        return frozenset(run[0] for run in self.runs)
 
 
 def read_ids(option: str, path: Path) -> IdList:
@@ -119,27 +127,18 @@ def read_ids(option: str, path: Path) -> IdList:
     (``...::test_aot_autograd[static-float32-cpu-sin-sample3]``); blank lines and lines that
     start with ``#`` are left out. A :class:`SettingError` for a file that cannot be read, a
     line that is not an id, or no id at all."""
-    from ._results import describe_os_error
+    from ._results import read_text
 
     try:
-        content = path.read_bytes()
-    except OSError as e:
-        raise SettingError(f"{option}: {path}: {describe_os_error(path, e)}") from None
-    try:
-        content = gzip.decompress(content) if content[:2] == b"\x1f\x8b" else content
-    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
-        raise SettingError(f"{option}: {path}: a gzip file cut short or corrupt ({e})") from None
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SettingError(f"{option}: {path}: {describe_os_error(path, e)}") from None
+        text = read_text(path).removeprefix("\ufeff")  # a byte order mark, as some editors save
+    except InputError as e:
+        raise SettingError(f"{option}: {e}") from None
     ids = set()
     for number, line in enumerate(text.splitlines(), 1):
         item = line.strip()
         if not item or item.startswith("#"):
             continue
-        if item.endswith("]") and "[" in item:
-            item = item[item.rindex("[") + 1 : -1]
+        item = SampleKey.id_in_nodeid(item) or item
         if not SampleKey.is_id(item):
             raise SettingError(
                 f"{option}: {path}, line {number}: {line.strip()[:120]!r} is not a sample id (such as static-float32-cpu-sin-sample3)"
@@ -228,6 +227,7 @@ OPTIONS = (
         "or pytest node ids; gzip-compressed or not): e.g. another release's failures; the other options still apply",
         "",
         _ids,
+        ini_path=True,
     ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
     Option(
@@ -262,18 +262,21 @@ class Settings:
     registry: Path | None
     accept: bool
     strict_registry: bool
-    #: ops or databases were chosen explicitly (so they are validated before collection)
+    #: ops, databases or ids were chosen explicitly (so they are validated before collection)
     explicit: bool = False
 
 
-def parse(get: Callable[[str], object], get_ini: Callable[[str], str]) -> Settings:
-    """Settings from the command line (``get``) falling back to ini keys, then defaults."""
+def parse(get: Callable[[str], object], get_ini: Callable[[str], str], rootdir: Path | None = None) -> Settings:
+    """Settings from the command line (``get``) falling back to ini keys, then defaults; the
+    ini's relative paths of files read here are taken from ``rootdir``."""
     values = {}
     for opt in OPTIONS:
         cli = get(opt.name)
         if opt.flag and cli is False:
             cli = None  # a switch not given on the command line: the ini key decides
         raw = str(cli) if cli is not None else (get_ini(opt.name) or opt.default)
+        if opt.ini_path and cli is None and rootdir is not None and raw.strip() and not Path(raw.strip()).is_absolute():
+            raw = str(rootdir / raw.strip())
         where = f"--optests-{opt.name}" if cli is not None else f"optests_{opt.name} (ini)"
         values[opt.name.replace("-", "_")] = opt.parse(where, raw)
         if opt.name in ("ops", "dbs", "ids") and raw != opt.default:

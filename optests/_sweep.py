@@ -88,6 +88,8 @@ class Sweep:
         self._registry: _registry.Registry | None = None  # needs the torch version: built on first use
         self._collected: dict[Scope, set[int]] = defaultdict(set)
         self._collected_ids: set[str] = set()
+        #: ids of the cases collected and then deselected (``-k``, a pytest-split group), on the controller
+        self._deselected_ids: set[str] = set()
         self._stale: list[_registry.Entry] = []
         self._accepted: tuple[int, int] | None = None
         self._accept_error = ""
@@ -129,8 +131,10 @@ class Sweep:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Long ops first, from the durations file (pytest-split's): xdist hands out tests in
         order, so the last ones to run are short and the workers finish together. An op's
-        samples stay together, in every mode."""
-        if self.settings.ids is not None:  # no listed sample: not a test that pytest skips, but none
+        samples stay together, in every mode. Under ``--optests-ids`` a file that names none of
+        the samples the options select leaves pytest's placeholder of an empty parameter set,
+        which is removed: the run collects nothing (exit 5), it does not skip a test."""
+        if self.settings.ids is not None:
             empty = [i for i in items if CASE_FIXTURE in getattr(i, "fixturenames", ()) and _case_of(i) is None]
             items[:] = [i for i in items if i not in empty]
         cases = [_case_of(item) for item in items]
@@ -349,7 +353,7 @@ class Sweep:
         from . import _opinfo
 
         refs = _opinfo.all_ops(self.settings.dbs)
-        key = SampleKey.parse(nodeid.rsplit("[", 1)[-1].rstrip("]"), split_of(refs).get) if nodeid.endswith("]") else None
+        key = SampleKey.parse(SampleKey.id_in_nodeid(nodeid), split_of(refs).get)
         if key is None or key.sample is None:
             return None
         return Case(next(r for r in refs if r.id == key.op_id and r.variant == key.variant), key)
@@ -364,8 +368,8 @@ class Sweep:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         for nodeid in ids:
-            case_id = nodeid.rsplit("[", 1)[-1][:-1] if nodeid.endswith("]") else ""
-            if SampleKey.is_id(case_id):
+            case_id = SampleKey.id_in_nodeid(nodeid)
+            if case_id:
                 self._collected_ids.add(case_id)
                 self._note_collected(self._parse(case_id))
 
@@ -393,11 +397,13 @@ class Sweep:
         if self._is_worker:  # the controller hears of it when the worker finishes
             self.config.workeroutput.setdefault(_DESELECTED, []).extend(k.id for k in keys)  # type: ignore[attr-defined]
         for key in keys:
+            self._deselected_ids.add(key.id)
             self._note_collected(key)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         for case_id in getattr(node, "workeroutput", {}).get(_DESELECTED, ()):
+            self._deselected_ids.add(case_id)
             self._note_collected(self._parse(case_id))
 
     def _whole_selection(self) -> bool:
@@ -505,10 +511,10 @@ class Sweep:
             # The sweep's summary counts expected failures and skips, thousands of them: listed
             # one a line after it (``-ra`` in a project's addopts), they would bury it.
             tr.reportchars = "".join(c for c in tr.reportchars if c not in _COUNTED)
-        if self.settings.ids is not None and (missing := self.settings.ids.ids - self._collected_ids):
+        if self.settings.ids is not None and (missing := self.settings.ids.ids - self._collected_ids - self._deselected_ids):
             tr.write_line(
-                f"--optests-ids: {len(missing)} of the {len(self.settings.ids.ids)} ids in {self.settings.ids.path} are not "
-                f"samples of this run's options (other modes, transforms or databases, or no such sample), e.g. {min(missing)}",
+                f"--optests-ids: {len(missing)} of the {len(self.settings.ids.ids)} ids in {self.settings.ids.path} were not "
+                f"collected (this run's options select no such sample, or there is none), e.g. {min(missing)}",
                 yellow=True,
             )
         if not self.results:

@@ -44,6 +44,7 @@ def _read(config: pytest.Config) -> _settings.Settings:
     settings = _settings.parse(
         lambda name: config.getoption("optests_" + name.replace("-", "_")),
         lambda name: str(config.getini("optests_" + name.replace("-", "_"))),
+        config.rootpath,
     )
     if settings.registry is not None and not settings.registry.is_absolute():
         settings = dataclasses.replace(settings, registry=config.rootpath / settings.registry)

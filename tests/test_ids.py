@@ -31,15 +31,19 @@ def _line(key: SampleKey, form: int) -> str:
 @given(
     st.lists(st.tuples(_keys, st.integers(0, 2), st.sampled_from(["", "# a comment [x]", "   "])), min_size=1),
     st.booleans(),
+    st.booleans(),
 )
-def test_a_file_of_ids_reads_back_as_the_ids_in_any_form(lines: list[tuple[SampleKey, int, str]], packed: bool) -> None:
-    text = "\n".join(f"{extra}\n{_line(key, form)}" for key, form, extra in lines) + "\n"
+def test_a_file_of_ids_reads_back_as_the_ids_in_any_form(
+    lines: list[tuple[SampleKey, int, str]], packed: bool, marked: bool
+) -> None:
+    text = ("\ufeff" if marked else "") + "\n".join(f"{extra}\n{_line(key, form)}" for key, form, extra in lines) + "\n"
     content = gzip.compress(text.encode()) if packed else text.encode()
     with tempfile.TemporaryDirectory() as where:
         path = Path(where) / "ids"
         path.write_bytes(content)
         listed = read_ids("--optests-ids", path)
     assert listed.ids == {key.id for key, _, _ in lines}
+    assert listed.runs == {key.run for key, _, _ in lines}
     assert listed.op_ids == {key.op_id for key, _, _ in lines}
 
 
@@ -50,18 +54,19 @@ class TestIdListMessages(expecttest.TestCase):
             if content is not None:
                 path.write_bytes(content)
             with pytest.raises(SettingError) as refused:
-                read_ids("--optests-ids", path)
+                read_ids("--optests-ids", Path(where) if name == "." else path)
         return str(refused.value).replace(where, "DIR")
 
     def test_what_the_reader_refuses(self) -> None:
         self.assertExpectedInline(self._refused(None), """--optests-ids: DIR/ids.txt: no such file""")
+        self.assertExpectedInline(self._refused(None, "."), """--optests-ids: DIR: is a directory, not a file""")
         self.assertExpectedInline(
             self._refused(b"# nothing\n\n"),
             """--optests-ids: DIR/ids.txt lists no sample id (one a line, such as static-float32-cpu-sin-sample3)""",
         )
         self.assertExpectedInline(
-            self._refused(b"static-float32-cpu-sin-sample0\nstatic-float32-cpu-sin sample 1\n"),
-            """--optests-ids: DIR/ids.txt, line 2: 'static-float32-cpu-sin sample 1' is not a sample id (such as static-float32-cpu-sin-sample3)""",
+            self._refused(b"static-float32-cpu-sin-sample0\nstatic-float32-cpu-sin-sample1  # flaky\n"),
+            """--optests-ids: DIR/ids.txt, line 2: 'static-float32-cpu-sin-sample1  # flaky' is not a sample id (such as static-float32-cpu-sin-sample3)""",
         )
         self.assertExpectedInline(
             self._refused(b"static-float32-cpu-sin-sample0\n\xff\n"),
@@ -69,11 +74,11 @@ class TestIdListMessages(expecttest.TestCase):
         )
         self.assertExpectedInline(
             self._refused(gzip.compress(b"static-float32-cpu-sin-sample0\n")[:20], "ids.gz"),
-            """--optests-ids: DIR/ids.gz: a gzip file cut short or corrupt (Compressed file ended before the end-of-stream marker was reached)""",
+            """--optests-ids: DIR/ids.gz: a truncated or corrupt gzip file""",
         )
 
 
-def test_only_the_ops_the_ids_name_have_their_samples_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_only_the_ops_the_ids_name_are_selected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(FIXTURES))
     ids = tmp_path / "ids.txt"
     ids.write_text("static-float32-cpu-gamma-sample1\ndynamic-float32-cpu-beta-sample0-transposed-0\n")
@@ -90,9 +95,14 @@ def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
     return pytester
 
 
-def test_a_run_checks_the_listed_failures_alone(sweep: pytest.Pytester) -> None:
+def _ids(results: Path) -> list[str]:
+    return sorted(r["id"] for r in json.loads(results.read_text())["samples"])
+
+
+def test_a_run_checks_the_listed_failures_alone(sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """Last night's failures, listed in each form the file takes, are all the next run checks; an
-    id that names no sample is reported; an entry no listed sample is of is not stale."""
+    id that names no sample is counted, one deselected is not; an entry of a sample it does not
+    check is not stale; where a listed op's samples can no longer be made, that is its record."""
     night = sweep.path / "night.json"
     sweep.runpytest_subprocess(*DB, f"--optests-results={night}")
     failed = sorted(r["id"] for r in json.loads(night.read_text())["samples"] if r["outcome"] == "failed")
@@ -107,25 +117,49 @@ def test_a_run_checks_the_listed_failures_alone(sweep: pytest.Pytester) -> None:
     strict = [*DB, "--optests-strict-registry"]
     again = sweep.runpytest_subprocess(*strict, "-n", "2", "--optests-ids=failed.txt.gz", "--optests-results=again.json")
     assert again.ret == pytest.ExitCode.TESTS_FAILED  # the 16 are not registered
-    assert sorted(r["id"] for r in json.loads((sweep.path / "again.json").read_text())["samples"]) == failed
-    again.stdout.fnmatch_lines(
-        [
-            "--optests-ids: 1 of the 17 ids in failed.txt.gz are not samples of this run's options (other modes, "
-            "transforms or databases, or no such sample), e.g. static-float32-cpu-alpha-sample9",
-            "*16 failed*",
-        ]
-    )
+    assert _ids(sweep.path / "again.json") == failed
+    missing = "--optests-ids: 1 of the 17 ids in failed.txt.gz were not collected (this run's options select no such sample, or there is none), e.g. static-float32-cpu-alpha-sample9"
+    again.stdout.fnmatch_lines([missing, "*16 failed*"])
     assert "stale registry entry" not in again.stdout.str()
     # the same entry, in a run of every sample of alpha, is stale
     whole = sweep.runpytest_subprocess(*strict, "--optests-ops=alpha")
     whole.stdout.fnmatch_lines(["stale registry entry (matches no collected sample): alpha static float32 cpu forward*"])
+    # deselected samples were collected: not counted
+    some = sweep.runpytest_subprocess(*strict, "-n", "2", "--optests-ids=failed.txt.gz", "-k", "not gamma")
+    some.stdout.fnmatch_lines([missing, "*8 failed*"])
     # a list whose samples the options do not select collects nothing, and says so
     none = sweep.runpytest_subprocess(*strict, "--optests-ids=failed.txt.gz", "--optests-modes=dynamic", "--optests-ops=alpha")
     assert none.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    none.stdout.fnmatch_lines(["--optests-ids: 17 of the 17 ids in failed.txt.gz are not samples of this run's options*"])
+    none.stdout.fnmatch_lines(["--optests-ids: 17 of the 17 ids in failed.txt.gz were not collected*"])
+    # beta's samples can no longer be made: its listed samples give way to that record, per mode
+    monkeypatch.setenv("NIGHTLY_BROKEN", "beta=samples")
+    broken = sweep.runpytest_subprocess(*strict, "--optests-ids=failed.txt.gz", "--optests-ops=beta", "--optests-results=b.json")
+    assert _ids(sweep.path / "b.json") == ["dynamic-float32-cpu-beta-samples", "static-float32-cpu-beta-samples"]
+    broken.stdout.fnmatch_lines(["--optests-ids: 17 of the 17 ids in failed.txt.gz were not collected*"])
+
+
+def test_a_bad_list_stops_the_run_with_one_line(sweep: pytest.Pytester) -> None:
     (sweep.path / "bad.txt").write_text("static-float32-cpu-beta-sample0\nbeta sample 1\n")
-    bad = sweep.runpytest_subprocess(*strict, "--optests-ids=bad.txt")
+    bad = sweep.runpytest_subprocess(*DB, "--optests-ids=bad.txt")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert bad.stderr.str().strip().splitlines() == [
         "ERROR: --optests-ids: bad.txt, line 2: 'beta sample 1' is not a sample id (such as static-float32-cpu-sin-sample3)"
     ]
+    (sweep.path / "other.txt").write_text("static-float32-cpu-sin-sample0\n")
+    other = sweep.runpytest_subprocess(*DB, "--optests-ids=other.txt")
+    assert other.ret == pytest.ExitCode.USAGE_ERROR
+    assert other.stderr.str().strip().splitlines() == [
+        "ERROR: --optests-ids: other.txt names no op that --optests-ops and --optests-dbs select (it names 1, e.g. sin)"
+    ]
+
+
+def test_the_ini_key_names_a_file_from_the_rootdir(sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As pytest's own ini paths: a run from a subdirectory reads the same file."""
+    sweep.makeini("[pytest]\noptests_ids = lists/ids.txt\n")
+    (sweep.path / "lists").mkdir()
+    (sweep.path / "lists" / "ids.txt").write_text("static-float32-cpu-alpha-sample2\n")
+    (sweep.path / "sub").mkdir()
+    monkeypatch.chdir(sweep.path / "sub")
+    result = sweep.runpytest_subprocess(*DB, str(sweep.path), "--optests-results=r.json")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert _ids(sweep.path / "sub" / "r.json") == ["static-float32-cpu-alpha-sample2"]

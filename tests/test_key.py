@@ -20,6 +20,7 @@ _keys = st.builds(
     dtype=st.sampled_from(DTYPES),
     device=st.sampled_from(DEVICES),
     sample=st.one_of(st.none(), st.integers(0, 10_000)),
+    backend=st.sampled_from(["aot_eager", "inductor", "dynamo:eager", "mylib.backends:mine"]),
 ).flatmap(
     lambda k: (
         st.sampled_from([k, dataclasses.replace(k, broken=True)])

@@ -1,6 +1,7 @@
 """Test-only OpInfos whose bugs come from the environment, so two real sweeps can differ like two
 nights do. ``NIGHTLY_BROKEN="alpha=forward,gamma=metadata"`` breaks alpha at the forward stage and
-gamma at metadata; ops not named are correct. Use with ``--optests-dbs=nightly_ops:ops``."""
+gamma at metadata; ``beta=samples`` makes beta's samples raise as they are made. Ops not named are
+correct. Use with ``--optests-dbs=nightly_ops:ops``."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _func(name: str) -> Callable[..., Any]:
         return traced_differently
     if stage == "metadata":
         return torch.ops.optests_nightly.wrong_fake.default
-    if stage is None:
+    if stage in (None, "samples"):
         return torch.sin
     raise ValueError(f"NIGHTLY_BROKEN: unknown stage {stage!r} for {name}")
 
@@ -43,7 +44,17 @@ def _samples(op: Any, device: str, dtype: torch.dtype, requires_grad: bool, **kw
         yield SampleInput(torch.randn(n, device=device, dtype=dtype, requires_grad=requires_grad))
 
 
+def _no_samples(op: Any, device: str, dtype: torch.dtype, requires_grad: bool, **kwargs: Any) -> Iterator[SampleInput]:
+    raise RuntimeError("planted: the samples cannot be made")
+
+
 ops = [
-    OpInfo(name, op=_func(name), dtypes=_dispatch_dtypes((torch.float32,)), sample_inputs_func=_samples, supports_autograd=False)
+    OpInfo(
+        name,
+        op=_func(name),
+        dtypes=_dispatch_dtypes((torch.float32,)),
+        sample_inputs_func=_no_samples if BROKEN.get(name) == "samples" else _samples,
+        supports_autograd=False,
+    )
     for name in ("alpha", "beta", "gamma")
 ]
