@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-from sweepdir import install_sweep
 from test_history import ENV, NEW
 
 from optests import cli
@@ -18,49 +17,48 @@ FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
 DB = ["--optests-dbs=nightly_ops:ops", "-p", "no:cacheprovider", "--optests-modes=static,dynamic"]
 
 
-@pytest.fixture
-def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    install_sweep(pytester.path)
-    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
-    monkeypatch.setenv("NIGHTLY_BROKEN", "beta=forward,gamma=metadata")
-    return pytester
-
-
-def _order(sweep: pytest.Pytester, *args: str) -> list[str]:
-    result = sweep.runpytest_subprocess(*DB, "--collect-only", "-q", *args)
+def _order(nightly_sweep: pytest.Pytester, *args: str) -> list[str]:
+    result = nightly_sweep.runpytest_subprocess(*DB, "--collect-only", "-q", *args)
     return [m.group(1) for m in re.finditer(r"test_aot_autograd\[(\S+)\]", result.stdout.str())]
 
 
-def test_long_ops_run_first_and_an_ops_samples_stay_together(sweep: pytest.Pytester) -> None:
-    plain = _order(sweep)
+def test_long_ops_run_first_and_an_ops_samples_stay_together(nightly_sweep: pytest.Pytester) -> None:
+    plain = _order(nightly_sweep)
     assert [i.split("-")[3] for i in plain[::8]] == ["alpha", "beta", "gamma"]  # collection order: op-major
     durations = {f"test_aot_autograd.py::test_aot_autograd[{i}]": 0.01 for i in plain}
     durations["test_aot_autograd.py::test_aot_autograd[dynamic-float32-cpu-gamma-sample3]"] = 5.0
     durations["test_aot_autograd.py::test_aot_autograd[static-float32-cpu-beta-sample0]"] = 1.0
-    (sweep.path / ".test_durations").write_text(json.dumps(durations))
-    ordered = _order(sweep)
+    (nightly_sweep.path / ".test_durations").write_text(json.dumps(durations))
+    ordered = _order(nightly_sweep)
     assert ordered == [i for op in ("gamma", "beta", "alpha") for i in plain if f"-{op}-" in i]
-    (sweep.path / ".test_durations").write_text("{not json")
-    result = sweep.runpytest_subprocess(*DB, "--collect-only", "-q")
+    (nightly_sweep.path / ".test_durations").write_text("{not json")
+    result = nightly_sweep.runpytest_subprocess(*DB, "--collect-only", "-q")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --durations-path: *.test_durations: not a durations file (Expecting property name*"])
 
 
-def test_four_shards_merge_into_the_single_runs_results(sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
-    assert sweep.runpytest_subprocess(*DB, "--optests-accept").ret == pytest.ExitCode.OK  # expects beta's and gamma's failures
-    single = sweep.path / "single.json"
-    assert sweep.runpytest_subprocess(*DB, "--optests-strict-registry", f"--optests-results={single}").ret == pytest.ExitCode.OK
+def test_four_shards_merge_into_the_single_runs_results(
+    nightly_sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        nightly_sweep.runpytest_subprocess(*DB, "--optests-accept").ret == pytest.ExitCode.OK
+    )  # expects beta's and gamma's failures
+    single = nightly_sweep.path / "single.json"
+    assert (
+        nightly_sweep.runpytest_subprocess(*DB, "--optests-strict-registry", f"--optests-results={single}").ret
+        == pytest.ExitCode.OK
+    )
     shards = []
     for group in range(1, 5):
-        shard = sweep.path / f"shard{group}.json"
-        result = sweep.runpytest_subprocess(
+        shard = nightly_sweep.path / f"shard{group}.json"
+        result = nightly_sweep.runpytest_subprocess(
             *DB, "--splits=4", f"--group={group}", "--optests-strict-registry", f"--optests-results={shard}"
         )
         result.stdout.fnmatch_lines([f"*Running group {group}/4*"])
         assert result.ret == pytest.ExitCode.OK  # a shard does not call the other shards' entries stale
         assert "stale" not in result.stdout.str()
         shards.append(str(shard))
-    merged = sweep.path / "merged.json"
+    merged = nightly_sweep.path / "merged.json"
     assert cli.main(["merge", *shards, "--out", str(merged)]) == 0
     sizes = [len(read(Path(s))[1]) for s in shards]
     assert all(sizes) and sum(sizes) == 24  # each shard ran some samples, and none ran twice
@@ -90,10 +88,10 @@ def test_durations_command_updates_the_file_from_results(tmp_path: Path, capsys:
     )
 
 
-def test_a_killed_run_keeps_what_it_checked(sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_killed_run_keeps_what_it_checked(nightly_sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     """The controller journals each record as it arrives; a run killed half-way leaves the
     journal, which optests merge (and accept, and history ingest) read as they read results."""
-    sweep.makeconftest(
+    nightly_sweep.makeconftest(
         """
 import os
 import pytest
@@ -113,10 +111,10 @@ def pytest_runtest_logreport(report):
             os._exit(9)  # killed: no session finish, no results file
 """
     )
-    results = sweep.path / "results.json"
-    result = sweep.runpytest_subprocess(*DB, "-n", "2", f"--optests-results={results}")
+    results = nightly_sweep.path / "results.json"
+    result = nightly_sweep.runpytest_subprocess(*DB, "-n", "2", f"--optests-results={results}")
     assert result.ret == 9 and not results.exists()
-    journal = sweep.path / "results.json.partial"
+    journal = nightly_sweep.path / "results.json.partial"
     assert cli.main(["merge", str(journal), "--out", str(results)]) == 0
     env, records = read(results)
     assert len(records) == 5 and env["torch"]
@@ -126,8 +124,8 @@ def pytest_runtest_logreport(report):
     assert read_with_status(results)[2] is False
 
 
-def test_a_finished_run_leaves_no_journal(sweep: pytest.Pytester) -> None:
-    results = sweep.path / "results.json"
-    sweep.runpytest_subprocess(*DB, f"--optests-results={results}", "--optests-ops=alpha")
+def test_a_finished_run_leaves_no_journal(nightly_sweep: pytest.Pytester) -> None:
+    results = nightly_sweep.path / "results.json"
+    nightly_sweep.runpytest_subprocess(*DB, f"--optests-results={results}", "--optests-ops=alpha")
     assert len(read(results)[1]) == 8
-    assert not (sweep.path / "results.json.partial").exists()
+    assert not (nightly_sweep.path / "results.json.partial").exists()
