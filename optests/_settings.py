@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -108,14 +109,14 @@ class IdList:
     path: Path
     ids: frozenset[str]
 
-    @property
+    @functools.cached_property
     def runs(self) -> frozenset[tuple[str, str, str, str, str]]:
         """The ops the ids name, each with a mode, dtype, device and backend
         (:attr:`SampleKey.run`): where an op has no sample to check (its samples cannot be made,
         or it does not apply), that is what the run reports in their place."""
         return frozenset(run for run in map(SampleKey.run_of_id, self.ids) if run is not None)
 
-    @property
+    @functools.cached_property
     def op_ids(self) -> frozenset[str]:
         """The ops (``NAME.VARIANT``) the ids name: the only ones whose samples are made."""
         return frozenset(run[0] for run in self.runs)

@@ -88,7 +88,8 @@ class Sweep:
         self._registry: _registry.Registry | None = None  # needs the torch version: built on first use
         self._collected: dict[Scope, set[int]] = defaultdict(set)
         self._collected_ids: set[str] = set()
-        #: ids of the cases collected and then deselected (``-k``, a pytest-split group), on the controller
+        #: under ``--optests-ids``: ids of the cases collected and then deselected (``-k``, a
+        #: pytest-split group), on the controller
         self._deselected_ids: set[str] = set()
         self._stale: list[_registry.Entry] = []
         self._accepted: tuple[int, int] | None = None
@@ -135,8 +136,7 @@ class Sweep:
         the samples the options select leaves pytest's placeholder of an empty parameter set,
         which is removed: the run collects nothing (exit 5), it does not skip a test."""
         if self.settings.ids is not None:
-            empty = [i for i in items if CASE_FIXTURE in getattr(i, "fixturenames", ()) and _case_of(i) is None]
-            items[:] = [i for i in items if i not in empty]
+            items[:] = [i for i in items if _case_of(i) is not None or CASE_FIXTURE not in getattr(i, "fixturenames", ())]
         cases = [_case_of(item) for item in items]
         if not any(cases):  # not a sweep run: leave the (large) durations file unread
             return
@@ -397,13 +397,15 @@ class Sweep:
         if self._is_worker:  # the controller hears of it when the worker finishes
             self.config.workeroutput.setdefault(_DESELECTED, []).extend(k.id for k in keys)  # type: ignore[attr-defined]
         for key in keys:
-            self._deselected_ids.add(key.id)
+            if self.settings.ids is not None:
+                self._deselected_ids.add(key.id)
             self._note_collected(key)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         for case_id in getattr(node, "workeroutput", {}).get(_DESELECTED, ()):
-            self._deselected_ids.add(case_id)
+            if self.settings.ids is not None:
+                self._deselected_ids.add(case_id)
             self._note_collected(self._parse(case_id))
 
     def _whole_selection(self) -> bool:
