@@ -397,16 +397,19 @@ class Sweep:
         if self._is_worker:  # the controller hears of it when the worker finishes
             self.config.workeroutput.setdefault(_DESELECTED, []).extend(k.id for k in keys)  # type: ignore[attr-defined]
         for key in keys:
-            if self.settings.ids is not None:
-                self._deselected_ids.add(key.id)
-            self._note_collected(key)
+            self._note_deselected(key.id, key)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         for case_id in getattr(node, "workeroutput", {}).get(_DESELECTED, ()):
-            if self.settings.ids is not None:
-                self._deselected_ids.add(case_id)
-            self._note_collected(self._parse(case_id))
+            self._note_deselected(case_id, self._parse(case_id))
+
+    def _note_deselected(self, case_id: str, key: SampleKey | None) -> None:
+        """A case collected and then deselected: noted as collected, and under ``--optests-ids``
+        remembered by id, so that the summary does not count it among the ids not collected."""
+        if self.settings.ids is not None:
+            self._deselected_ids.add(case_id)
+        self._note_collected(key)
 
     def _whole_selection(self) -> bool:
         """Stale entries are judged against what was collected or deselected, which is everything
