@@ -612,6 +612,7 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
     except Exception as e:
         _refused_alike(compiled, originals, opts, e, None)
         raise make(EagerFailure, "eager call", f"raised {error_line(e)}", "no error") from e
+    _same_on_every_cpu(call.eager, originals, eager.called, opts)
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
     if gradients:
         try:
@@ -677,6 +678,60 @@ def _refused_alike(
         raise make(ForwardMismatch, "compiled call", "no error", f"raised {error_line(call)} (as eager)") from call
     assert backward is not None
     raise make(BackwardMismatch, "compiled backward", "no error", f"raised {error_line(backward)} (as eager)") from backward
+
+
+def _same_on_every_cpu(eager: Callable[..., Any], originals: list[torch.Tensor], called: Called, opts: _Checking) -> None:
+    """Where the call computed in a lower precision (autocast) on a CPU whose oneDNN has kernels
+    for it (:func:`_cpu_has_kernels`), eager is called again without oneDNN, as on a CPU without
+    them: where its outputs' dtypes differ, which kernel eager runs, and so what compiled code must
+    return, depends on the CPU, and the derived sample is not applicable, as it is on the CPU whose
+    oneDNN refuses (:data:`_MACHINE_REFUSAL`). autocast lowers oneDNN's own ops
+    (``mkldnn_rnn_layer``: ``nn.LSTM`` returns bfloat16 on such a CPU, float32 without oneDNN and
+    through the trace's decomposition; ``findings/lstm-autocast-onednn-dtype``). A sample's
+    verdict may not depend on the machine."""
+    precision = called.precision
+    if precision is None or any(t.device.type != "cpu" for t in originals) or not _cpu_has_kernels(precision):
+        return
+    try:
+        with _without_onednn():
+            other = _called(opts.pattern, eager, _copies(originals))
+    except Exception:
+        return  # what eager raises without oneDNN is no call this CPU's users make
+    here, elsewhere = _dtypes(called.compared), _dtypes(other.compared)
+    if here != elsewhere:
+        kernels = str(precision).removeprefix("torch.")
+        raise _finding_factory(opts)(
+            EagerFailure,
+            "eager call",
+            f"returned {here} with this CPU's oneDNN {kernels} kernels",
+            f"{elsewhere}, as without them",
+            detail="What compiled code must return depends on the CPU: no verdict.",
+        )
+
+
+@contextlib.contextmanager
+def _without_onednn() -> Iterator[None]:
+    """oneDNN off, its other flags as they were. Restoring them sets oneDNN's TF32 flag, which
+    warns on a build without Intel GPUs: not this check's business."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
+        with torch.backends.mkldnn.flags(enabled=False, deterministic=None, allow_tf32=None, fp32_precision=None):
+            yield
+
+
+def _cpu_has_kernels(precision: torch.dtype) -> bool:
+    """This CPU's oneDNN computes in ``precision`` (AVX-512 bfloat16, AMX...), which another CPU's
+    may not."""
+    if not torch.backends.mkldnn.is_available():  # type: ignore[no-untyped-call]
+        return False
+    supported = {torch.bfloat16: "_is_mkldnn_bf16_supported", torch.float16: "_is_mkldnn_fp16_supported"}.get(precision)
+    return supported is not None and bool(getattr(torch.ops.mkldnn, supported)())
+
+
+def _dtypes(out: Any) -> str:
+    """The dtypes of ``out``'s tensor leaves, as messages name them: ``(bfloat16, float32)``."""
+    leaves = [leaf for leaf in pytree.tree_leaves(out) if isinstance(leaf, torch.Tensor)]
+    return "(" + ", ".join(str(t.dtype).removeprefix("torch.") for t in leaves) + ")"
 
 
 @dataclass(frozen=True)

@@ -370,6 +370,57 @@ def test_an_eager_refusal_another_cpu_would_not_make_leaves_the_pattern_not_appl
         assert f"eager call=raised RuntimeError: {message}" in by["autocast"].message
 
 
+def _lower_with_onednn(x: torch.Tensor) -> torch.Tensor:
+    """Returns bfloat16 under autocast on real tensors with oneDNN on (eager's kernel), float32
+    without oneDNN and in the trace: ``nn.LSTM`` on a CPU whose oneDNN has bfloat16 kernels."""
+    if type(x) is torch.Tensor and torch.is_autocast_enabled("cpu") and torch.backends.mkldnn.enabled:
+        return (x * 2).to(torch.bfloat16)
+    return x * 2
+
+
+@pytest.mark.parametrize(
+    ("func", "make", "applies"),
+    [
+        (_lower_with_onednn, corpus.CORRECT["sum_of_squares"].make, False),
+        (corpus.CORRECT["linear"].func, corpus.CORRECT["linear"].make, True),
+    ],
+    ids=["onednn", "same"],
+)
+def test_an_eager_dtype_only_this_cpus_onednn_gives_leaves_the_pattern_not_applicable(
+    monkeypatch: pytest.MonkeyPatch, func: Callable[..., Any], make: Callable[[], Any], applies: bool
+) -> None:
+    """On a CPU whose oneDNN computes in autocast's precision, eager is called again without
+    oneDNN, as on a CPU without those kernels: where its outputs' dtypes differ, what compiled
+    code must return depends on the CPU, and the derived sample is not applicable (the same
+    verdict as where that CPU's oneDNN refuses), not a metadata finding. Where they agree, the
+    sample is checked as before."""
+    monkeypatch.setattr("optests._check._cpu_has_kernels", lambda precision: precision is torch.bfloat16)
+    checks = optests.check_op(func, [make()], modes=["static"], transforms="autocast")
+    result = {c.key.transform: c.result for c in checks}["autocast"]
+    if applies:
+        assert result.passed, result.message
+    else:
+        assert result.outcome is optests.Outcome.NOT_APPLICABLE, result.message
+        assert (
+            "eager call=returned (bfloat16) with this CPU's oneDNN bfloat16 kernels, but expected (float32), as without them"
+            in result.message
+        )
+
+
+_HAS_ONEDNN: bool = torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.skipif(not _HAS_ONEDNN, reason="nn.LSTM takes oneDNN's path only where torch has it")
+def test_lstm_under_autocast_is_not_applicable_on_any_cpu() -> None:
+    """``nn.LSTM`` under CPU autocast: eager returns bfloat16 where oneDNN has bfloat16 kernels
+    (the trace records float32), and raises where it has none
+    (``findings/aot_lstm_autocast_onednn_dtype.py``). Either way the sample is not applicable:
+    the same verdict on every x86 CPU."""
+    checks = optests.check_op("nn.LSTM", modes=["static"], transforms="autocast", select="first:1")
+    derived = [c.result for c in checks if c.key.transform == "autocast"]
+    assert derived and all(r.outcome is optests.Outcome.NOT_APPLICABLE for r in derived), [r.message for r in derived]
+
+
 @torch.library.custom_op("optests_patterns::dense_backward", mutates_args=())
 def _dense_backward(grad: torch.Tensor) -> torch.Tensor:
     if not grad.is_contiguous():
