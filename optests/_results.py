@@ -797,6 +797,22 @@ def merge(record_sets: Iterable[Iterable[SampleResult]]) -> dict[str, SampleResu
     return merged
 
 
+def apply_rerun(records: list[SampleResult], env: Mapping[str, str], path: Path) -> tuple[list[SampleResult], int, int]:
+    """``records`` (one run) with each record of the rerun at ``path`` (some of its samples checked
+    again, ``--optests-ids``) in place of the run's of the same id. Returns the records, how many
+    were replaced, and how many of the rerun's the run does not have (left out: a rerun adds no
+    sample). A rerun of another torch, or with no sample of the run, is refused."""
+    rerun_env, rerun = read(path)
+    if rerun_env.get("torch", "") != env.get("torch", ""):
+        raise ResultsError(f"{path}: a rerun of torch {rerun_env.get('torch', '?')}, the run is of torch {env.get('torch', '?')}")
+    again = {r.id: r for r in rerun}
+    ids = {r.id for r in records}
+    replaced = len(again.keys() & ids)
+    if rerun and not replaced:
+        raise ResultsError(f"{path}: none of its {len(again)} samples is in the run: a rerun replaces samples the run checked")
+    return [again.get(r.id, r) for r in records], replaced, len(again.keys() - ids)
+
+
 def merge_files(paths: Iterable[Path]) -> tuple[dict[str, str], list[SampleResult], bool]:
     """Shards of one run (``--splits``, ``-k``, per mode) as one: the records merged, the
     environment of the shards (which must agree on torch), dated at the earliest shard's start,

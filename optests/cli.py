@@ -167,9 +167,14 @@ def _check(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     env, records, complete = _results.merge_files(Path(p) for p in args.results)
+    reruns = ""
+    for path in args.rerun:
+        records, replaced, outside = _results.apply_rerun(records, env, path)
+        left_out = f"; {outside} of its samples not in the run, left out" if outside else ""
+        reruns += f", {replaced} replaced by {path}{left_out}"
     _results.write(args.out, records, env, complete=complete)
     partial = "" if complete else " (partial: a journal or an interrupted run among them)"
-    print(f"{args.out}: {len(records)} samples from {len(args.results)} file(s){partial}")
+    print(f"{args.out}: {len(records)} samples from {len(args.results)} file(s){reruns}{partial}")
     return 0
 
 
@@ -345,9 +350,19 @@ def _parser() -> argparse.ArgumentParser:
         "merge",
         help="merge the results files of one run's shards into one",
         description="Merge results files written by the shards of one run (pytest-split groups, -k splits, one per "
-        "mode) into one results file. A sample recorded twice must agree; the shards must share a torch version.",
+        "mode) into one results file. A sample recorded twice must agree; the shards must share a torch version. "
+        "A rerun (some of the run's samples checked again, --optests-ids) replaces the run's records of its samples.",
     )
     _results_argument(m)
+    m.add_argument(
+        "--rerun",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RESULTS",
+        help="a results file of some of the run's samples checked again: its records replace the run's (repeatable; "
+        "later reruns win)",
+    )
     m.add_argument("--out", type=Path, required=True, help="the merged results file to write")
     m.set_defaults(run=_merge)
     t = sub.add_parser(

@@ -91,6 +91,7 @@ ROLES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("diff-new", ["diff", "GOOD", "BAD"], READ),
     ("merge-in", ["merge", "GOOD", "BAD", "--out", "OUT"], READ),
     ("merge-out", ["merge", "GOOD", "--out", "BAD"], WRITE),
+    ("merge-rerun", ["merge", "GOOD", "--rerun", "BAD", "--out", "OUT"], READ),
     ("accept-in", ["accept", "BAD", "--registry", "REG"], READ),
     ("accept-registry", ["accept", "GOOD", "--registry", "BAD"], READ_WRITE),
     ("ingest-in", ["history", "ingest", "BAD", "--db", "NEWDB"], READ),

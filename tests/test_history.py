@@ -535,6 +535,33 @@ def test_merge_joins_shards_into_one_run(tmp_path: Path, capsys: pytest.CaptureF
     assert code == 2 and err.startswith("optests merge: error: the results come from different torch versions (")
 
 
+def test_merge_folds_a_rerun_into_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A rerun of some of a run's samples (after a harness fix, or of last night's failures)
+    replaces their records, whatever they were; the run keeps its samples and its environment,
+    and what the rerun checked beyond them is left out and counted. A rerun of another torch, or
+    of none of the run's samples, is refused."""
+    run, again, out = tmp_path / "run.json", tmp_path / "again.json", tmp_path / "all.json"
+    write(run, NEW[:4], ENV)
+    fixed = dataclasses.replace(NEW[0], outcome=Outcome.NOT_APPLICABLE, stage=None, message="does not apply")
+    write(again, [fixed, NEW[5]], {**ENV, "date": "2026-11-29T01:00:00+00:00"})
+    code, stdout, _ = _main(capsys, "merge", str(run), "--rerun", str(again), "--out", str(out))
+    assert (code, stdout) == (
+        0,
+        f"{out}: 4 samples from 1 file(s), 1 replaced by {again}; 1 of its samples not in the run, left out\n",
+    )
+    env, records = read(out)
+    assert records == sorted([fixed, *NEW[1:4]], key=lambda r: r.id) and env == ENV
+    write(again, [NEW[5]], ENV)
+    code, _, err = _main(capsys, "merge", str(run), "--rerun", str(again), "--out", str(out))
+    assert (code, err) == (
+        2,
+        f"optests merge: error: {again}: none of its 1 samples is in the run: a rerun replaces samples the run checked\n",
+    )
+    write(again, [fixed], {**ENV, "torch": "2.15.0"})
+    code, _, err = _main(capsys, "merge", str(run), "--rerun", str(again), "--out", str(out))
+    assert (code, err) == (2, f"optests merge: error: {again}: a rerun of torch 2.15.0, the run is of torch 2.13.0+cpu\n")
+
+
 def test_written_files_get_the_usual_mode_or_keep_their_own(tmp_path: Path) -> None:
     import os
     import stat
