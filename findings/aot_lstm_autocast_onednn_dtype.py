@@ -4,7 +4,7 @@
 Under ``torch.autocast("cpu", dtype=torch.bfloat16)``, eager ``nn.LSTM`` on float32 inputs takes
 oneDNN's path (``use_mkldnn``: float32 on a CPU), whose inner op ``mkldnn_rnn_layer`` is on
 autocast's lower-precision list:
-- on a CPU whose oneDNN has bfloat16 kernels (AVX-512 bfloat16, AMX;
+- on a CPU whose oneDNN has bfloat16 kernels (AVX-512;
   ``torch.ops.mkldnn._is_mkldnn_bf16_supported()``), eager returns bfloat16 outputs;
 - on a CPU without them, eager raises oneDNN's "could not create a primitive descriptor for the
   LSTM forward propagation primitive";
@@ -13,14 +13,14 @@ autocast's lower-precision list:
 So which dtype a compiled LSTM must return under CPU autocast depends on the CPU. On a CPU of
 the first kind, with parameters that require grad, ``aot_function`` (either partitioner) also
 fails at its first call: "expected all tensors_saved_with_vc_check to be Tensors" (the forward
-saves a ``None``); with oneDNN off it runs and returns float32, and
-``torch.compile(backend="aot_eager")`` returns bfloat16 either way.
+saves a ``None``); with oneDNN off it runs and returns float32.
+``torch.compile(backend="aot_eager")`` returns what eager does, either way.
 
-optests' ``autocast`` call pattern saw the first kind on an AMD EPYC with avx512_bf16 (metadata:
-``nn.LSTM``, train and eval, static and dynamic: the outputs its trace records are float32, eager's
-bfloat16) and the second on a CPU without it (not applicable: eager fails). Since then the check
-calls eager again without oneDNN on such a CPU and, where the outputs' dtypes differ, makes the
-sample not applicable, as on a CPU whose oneDNN refuses: no verdict depends on the machine."""
+Found by optests' ``autocast`` call pattern: ``nn.LSTM``, train and eval, static and dynamic,
+fails at metadata on a CPU of the first kind (the outputs its trace records are float32, eager's
+bfloat16) and is not applicable on one of the second (eager fails). optests calls eager again
+with oneDNN off on a CPU of the first kind and, where an output's dtype differs, makes the sample
+not applicable there too, so that its verdict is the same on both."""
 
 import warnings
 

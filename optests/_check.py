@@ -46,7 +46,7 @@ from ._findings import (
     TraceFailure,
     error_line,
 )
-from ._patterns import DEFAULT_PATTERN, Called, CallPattern, Unsupported, get_pattern
+from ._patterns import DEFAULT_PATTERN, Called, CallPattern, DependsOnCpu, Unsupported, get_pattern
 
 __all__ = ["CheckOptions", "aot_autograd_check", "assert_close_equal_nan", "assert_raises_regex", "mode_name", "run_check"]
 
@@ -681,57 +681,44 @@ def _refused_alike(
 
 
 def _same_on_every_cpu(eager: Callable[..., Any], originals: list[torch.Tensor], called: Called, opts: _Checking) -> None:
-    """Where the call computed in a lower precision (autocast) on a CPU whose oneDNN has kernels
-    for it (:func:`_cpu_has_kernels`), eager is called again without oneDNN, as on a CPU without
-    them: where its outputs' dtypes differ, which kernel eager runs, and so what compiled code must
-    return, depends on the CPU, and the derived sample is not applicable, as it is on the CPU whose
-    oneDNN refuses (:data:`_MACHINE_REFUSAL`). autocast lowers oneDNN's own ops
-    (``mkldnn_rnn_layer``: ``nn.LSTM`` returns bfloat16 on such a CPU, float32 without oneDNN and
-    through the trace's decomposition; ``findings/lstm-autocast-onednn-dtype``). A sample's
-    verdict may not depend on the machine."""
-    precision = called.precision
-    if precision is None or any(t.device.type != "cpu" for t in originals) or not _cpu_has_kernels(precision):
+    """Where the call computed in bfloat16 (CPU autocast) on a CPU whose oneDNN has bfloat16
+    kernels (:func:`_cpu_has_kernels`), eager is called again with oneDNN off. Where an output's
+    dtype differs, eager's result, and so what compiled code must return, depends on the CPU:
+    the derived sample is not applicable (:class:`DependsOnCpu`), as it is on a CPU whose oneDNN
+    refuses the call (:data:`_MACHINE_REFUSAL`). autocast lowers oneDNN's own ops: ``nn.LSTM``'s
+    ``mkldnn_rnn_layer`` returns bfloat16 with such kernels, refuses without them, and the LSTM
+    returns float32 with oneDNN off (``findings/aot_lstm_autocast_onednn_dtype.py``). The verdict
+    is then the same on both kinds of CPU; an op that ran in float32 on a CPU without the kernels
+    instead of refusing would still differ. The price: nothing else is checked for such a sample
+    (nn.LSTM's autocast backward, for one)."""
+    if called.precision is not torch.bfloat16 or not _cpu_has_kernels():
         return
+    enabled = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(False)
     try:
-        with _without_onednn():
-            other = _called(opts.pattern, eager, _copies(originals))
+        other = _called(opts.pattern, eager, _copies(originals))
     except Exception:
-        return  # what eager raises without oneDNN is no call this CPU's users make
-    here, elsewhere = _dtypes(called.compared), _dtypes(other.compared)
-    if here != elsewhere:
-        kernels = str(precision).removeprefix("torch.")
-        raise _finding_factory(opts)(
-            EagerFailure,
-            "eager call",
-            f"returned {here} with this CPU's oneDNN {kernels} kernels",
-            f"{elsewhere}, as without them",
-            detail="What compiled code must return depends on the CPU: no verdict.",
-        )
+        return  # a call no user of this CPU makes, so no reference
+    finally:
+        torch._C._set_mkldnn_enabled(enabled)
+    here, without = _output_leaves(called.compared), _output_leaves(other.compared)
+    for (name, mine), (_, theirs) in zip(here, without):
+        if isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor) and mine.dtype != theirs.dtype:
+            raise _finding_factory(opts)(
+                EagerFailure,
+                f"eager {name}.dtype (oneDNN on)",
+                _dtype(mine.dtype),
+                f"{_dtype(theirs.dtype)}, as with oneDNN off: it depends on the CPU",
+                detail="This CPU's oneDNN computes in bfloat16 where another CPU's may not: what compiled code must return "
+                "depends on the machine, so no verdict.",
+            ) from DependsOnCpu(f"{name}.dtype")
 
 
-@contextlib.contextmanager
-def _without_onednn() -> Iterator[None]:
-    """oneDNN off, its other flags as they were. Restoring them sets oneDNN's TF32 flag, which
-    warns on a build without Intel GPUs: not this check's business."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
-        with torch.backends.mkldnn.flags(enabled=False, deterministic=None, allow_tf32=None, fp32_precision=None):
-            yield
-
-
-def _cpu_has_kernels(precision: torch.dtype) -> bool:
-    """This CPU's oneDNN computes in ``precision`` (AVX-512 bfloat16, AMX...), which another CPU's
-    may not."""
-    if not torch.backends.mkldnn.is_available():  # type: ignore[no-untyped-call]
-        return False
-    supported = {torch.bfloat16: "_is_mkldnn_bf16_supported", torch.float16: "_is_mkldnn_fp16_supported"}.get(precision)
-    return supported is not None and bool(getattr(torch.ops.mkldnn, supported)())
-
-
-def _dtypes(out: Any) -> str:
-    """The dtypes of ``out``'s tensor leaves, as messages name them: ``(bfloat16, float32)``."""
-    leaves = [leaf for leaf in pytree.tree_leaves(out) if isinstance(leaf, torch.Tensor)]
-    return "(" + ", ".join(str(t.dtype).removeprefix("torch.") for t in leaves) + ")"
+def _cpu_has_kernels() -> bool:
+    """This CPU's oneDNN computes in bfloat16 (``torch.ops.mkldnn._is_mkldnn_bf16_supported``:
+    AVX-512, or AVX2 with VNNI-2), which another CPU's may not."""
+    available: bool = torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
+    return available and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 @dataclass(frozen=True)

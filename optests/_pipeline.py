@@ -217,7 +217,7 @@ def check(key: SampleKey, base: Base) -> Checked:
     from . import _opinfo
     from ._backends import get_backend
     from ._check import assert_close_equal_nan, run_check
-    from ._patterns import DEFAULT_PATTERN, Unsupported
+    from ._patterns import DEFAULT_PATTERN, DependsOnCpu, Unsupported
     from ._transforms import judged_dtype, not_applicable
 
     dtype = getattr(torch, key.dtype)
@@ -265,11 +265,12 @@ def check(key: SampleKey, base: Base) -> Checked:
             compare_strides=key.op_id not in backend.free_strides,
             pattern=pattern,
         )
-    if key.transform and result.stage is Stage.EAGER:  # the derived sample is not a valid call
-        message = not_applicable(key.transform, result.message, context)
+    if key.transform and result.error is not None and isinstance(result.error.__cause__, (Unsupported, DependsOnCpu)):
+        # what PyTorch does not support for any op; what eager returns on this CPU alone
+        message = f"{key.transform} does not apply: {result.message}"
         result = CheckResult(Outcome.NOT_APPLICABLE, message=message, duration=result.duration)
-    elif key.transform and result.error is not None and isinstance(result.error.__cause__, Unsupported):
-        message = f"{key.transform} does not apply: {result.message}"  # what PyTorch does not support for any op
+    elif key.transform and result.stage is Stage.EAGER:  # the derived sample is not a valid call
+        message = not_applicable(key.transform, result.message, context)
         result = CheckResult(Outcome.NOT_APPLICABLE, message=message, duration=result.duration)
     else:
         result = CheckResult(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 import warnings
@@ -373,8 +374,15 @@ def test_an_eager_refusal_another_cpu_would_not_make_leaves_the_pattern_not_appl
 def _lower_with_onednn(x: torch.Tensor) -> torch.Tensor:
     """Returns bfloat16 under autocast on real tensors with oneDNN on (eager's kernel), float32
     without oneDNN and in the trace: ``nn.LSTM`` on a CPU whose oneDNN has bfloat16 kernels."""
-    if type(x) is torch.Tensor and torch.is_autocast_enabled("cpu") and torch.backends.mkldnn.enabled:
+    if type(x) is torch.Tensor and torch.is_autocast_enabled("cpu") and torch._C._get_mkldnn_enabled():
         return (x * 2).to(torch.bfloat16)
+    return x * 2
+
+
+def _needs_onednn(x: torch.Tensor) -> torch.Tensor:
+    """Raises on real tensors without oneDNN: a call no user of a CPU with oneDNN makes."""
+    if type(x) is torch.Tensor and not torch._C._get_mkldnn_enabled():
+        raise RuntimeError("needs oneDNN")
     return x * 2
 
 
@@ -383,35 +391,44 @@ def _lower_with_onednn(x: torch.Tensor) -> torch.Tensor:
     [
         (_lower_with_onednn, corpus.CORRECT["sum_of_squares"].make, False),
         (corpus.CORRECT["linear"].func, corpus.CORRECT["linear"].make, True),
+        (_needs_onednn, corpus.CORRECT["sum_of_squares"].make, True),
     ],
-    ids=["onednn", "same"],
+    ids=["onednn", "same", "refused-without"],
 )
 def test_an_eager_dtype_only_this_cpus_onednn_gives_leaves_the_pattern_not_applicable(
     monkeypatch: pytest.MonkeyPatch, func: Callable[..., Any], make: Callable[[], Any], applies: bool
 ) -> None:
-    """On a CPU whose oneDNN computes in autocast's precision, eager is called again without
-    oneDNN, as on a CPU without those kernels: where its outputs' dtypes differ, what compiled
-    code must return depends on the CPU, and the derived sample is not applicable (the same
-    verdict as where that CPU's oneDNN refuses), not a metadata finding. Where they agree, the
-    sample is checked as before."""
-    monkeypatch.setattr("optests._check._cpu_has_kernels", lambda precision: precision is torch.bfloat16)
+    """On a CPU whose oneDNN computes in bfloat16, eager is called again with oneDNN off, as on a
+    CPU without those kernels: where an output's dtype differs, what compiled code must return
+    depends on the CPU, and the derived sample is not applicable (as where that CPU's oneDNN
+    refuses), not a metadata finding. Where the dtypes agree, or the call without oneDNN raises
+    (no reference), the sample is checked as before. On any CPU: the kernels are pretended."""
+    monkeypatch.setattr("optests._check._cpu_has_kernels", lambda: True)
     checks = optests.check_op(func, [make()], modes=["static"], transforms="autocast")
     result = {c.key.transform: c.result for c in checks}["autocast"]
     if applies:
         assert result.passed, result.message
     else:
         assert result.outcome is optests.Outcome.NOT_APPLICABLE, result.message
-        assert (
-            "eager call=returned (bfloat16) with this CPU's oneDNN bfloat16 kernels, but expected (float32), as without them"
-            in result.message
+        assert result.message == (
+            "autocast does not apply: eager out.dtype (oneDNN on)=bfloat16, but expected float32, as with oneDNN off: "
+            "it depends on the CPU [_lower_with_onednn static float32 cpu sample 0 autocast: called under torch.autocast('cpu', "
+            "dtype=bfloat16)]"
         )
 
 
-_HAS_ONEDNN: bool = torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
+def test_the_cpu_kernels_are_onednns_bfloat16_ones() -> None:
+    from optests._check import _cpu_has_kernels
+
+    expected = torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()  # type: ignore[no-untyped-call]
+    assert _cpu_has_kernels() is bool(expected)
 
 
-@pytest.mark.skipif(not _HAS_ONEDNN, reason="nn.LSTM takes oneDNN's path only where torch has it")
-def test_lstm_under_autocast_is_not_applicable_on_any_cpu() -> None:
+_X86_WITH_ONEDNN = platform.machine().lower() in ("x86_64", "amd64") and torch.backends.mkldnn.is_available()  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.skipif(not _X86_WITH_ONEDNN, reason="nn.LSTM takes oneDNN's path on x86 CPUs with it; others are not known")
+def test_lstm_under_autocast_is_not_applicable_on_any_x86_cpu() -> None:
     """``nn.LSTM`` under CPU autocast: eager returns bfloat16 where oneDNN has bfloat16 kernels
     (the trace records float32), and raises where it has none
     (``findings/aot_lstm_autocast_onednn_dtype.py``). Either way the sample is not applicable:

@@ -15,10 +15,20 @@ from __future__ import annotations
 
 import re
 
-from .base import Called, CallPattern, Unsupported
+from .base import Called, CallPattern, DependsOnCpu, Unsupported
 from .single import Single
 
-__all__ = ["DEFAULT_PATTERN", "PATTERNS", "CallPattern", "Called", "Unsupported", "get_pattern", "recipe", "register"]
+__all__ = [
+    "DEFAULT_PATTERN",
+    "PATTERNS",
+    "CallPattern",
+    "Called",
+    "DependsOnCpu",
+    "Unsupported",
+    "get_pattern",
+    "recipe",
+    "register",
+]
 
 
 #: The pattern of a check that names none.

@@ -91,3 +91,9 @@ class CallPattern(Protocol):
 class Unsupported(RuntimeError):
     """The compiled call raised an error PyTorch documents as "not supported" for every op
     (double backward through AOTAutograd): the derived sample is not applicable, not a finding."""
+
+
+class DependsOnCpu(RuntimeError):
+    """Eager's result under a call pattern depends on this machine's CPU (its oneDNN kernels,
+    :func:`optests._check._same_on_every_cpu`): so does what compiled code must return, and the
+    derived sample is not applicable, not a finding."""
