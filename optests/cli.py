@@ -23,6 +23,7 @@ from . import __version__, _durations, _registry, _results, _settings
 from ._env import environment, now
 from ._errors import InputError
 from ._files import check_writable
+from ._findings import Verdict
 from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS
 
 EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
@@ -36,6 +37,10 @@ _EXIT_HELP = (
 class CommandError(InputError):
     """Options that do not go together, or that this machine cannot honour (``--device cuda``
     without a GPU); the message says which. Change the options and run again."""
+
+
+#: How many unexpected verdicts ``optests judge`` lists a file without ``--all``.
+_JUDGE_SHOWN = 10
 
 
 def _read_results(path: str) -> tuple[dict[str, str], list[_results.SampleResult]]:
@@ -60,6 +65,36 @@ def _accept(args: argparse.Namespace) -> int:
         f"{args.registry}: {len(merged)} samples from {len(args.results)} file(s); {len(after - before)} entries added or changed, {len(before - after)} removed or changed, {len(after)} in all"
     )
     return 0
+
+
+def _judge(args: argparse.Namespace) -> int:
+    if not args.registry.is_file():
+        raise CommandError(f"{args.registry}: no registry there")
+    entries = _registry.load(args.registry)
+    samples = wrong = 0
+    for path in args.results:
+        env, records, whole = _results.read_with_status(Path(path))
+        registry = _registry.Registry(entries, env.get("torch", ""))
+        verdicts = Counter[Verdict]()
+        unexpected = []
+        for r in records:
+            verdict, _ = registry.judge(r)
+            verdicts[verdict] += 1
+            if not verdict.ok:
+                said = f" [{r.stage}] {r.message.splitlines()[0]}" if r.stage and r.message else ""
+                unexpected.append(f"  {verdict.value}: {r.id}{said}")
+        samples, wrong = samples + len(records), wrong + len(unexpected)
+        counts = ", ".join(f"{v.value} {verdicts[v]}" for v in Verdict if verdicts[v])
+        print(
+            f"{path}: {len(records)} samples{'' if whole else ' (a partial run)'}, torch {env.get('torch', '?')}: {counts or 'none'}"
+        )
+        shown = unexpected if args.all else unexpected[:_JUDGE_SHOWN]
+        for line in shown:
+            print(line)
+        if len(shown) < len(unexpected):
+            print(f"  ... {len(unexpected) - len(shown)} more (--all lists them)")
+    print(f"{len(args.results)} file(s), {samples} samples: {wrong} not as {args.registry} expects")
+    return 1 if wrong else 0
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -374,6 +409,17 @@ def _parser() -> argparse.ArgumentParser:
     _results_argument(t)
     t.add_argument("--out", type=Path, default=Path(".test_durations"), help="the durations file (default: %(default)s)")
     t.set_defaults(run=_update_durations)
+    j = sub.add_parser(
+        "judge",
+        help="judge results files by the registry: what it does not expect",
+        description="Judge each sample of each results file by the registry, under the file's own torch release, as a "
+        "sweep judges it: verdicts counted per file, and the samples it does not expect (unexpected failures and "
+        f"passes, changed stages) listed. Exit status: 0 all as expected, 1 some not, {_EXIT_HELP}.",
+    )
+    _results_argument(j)
+    j.add_argument("--registry", type=Path, default=Path(_registry.DEFAULT_PATH), help="the registry (default: %(default)s)")
+    j.add_argument("--all", action="store_true", help=f"list every unexpected sample (default: the first {_JUDGE_SHOWN} a file)")
+    j.set_defaults(run=_judge)
     d = sub.add_parser(
         "diff",
         help="what changed between two results files",

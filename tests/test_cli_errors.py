@@ -93,6 +93,8 @@ ROLES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("merge-out", ["merge", "GOOD", "--out", "BAD"], WRITE),
     ("merge-rerun", ["merge", "GOOD", "--rerun", "BAD", "--out", "OUT"], READ),
     ("accept-in", ["accept", "BAD", "--registry", "REG"], READ),
+    ("judge-in", ["judge", "BAD", "--registry", "REG"], READ),
+    ("judge-registry", ["judge", "GOOD", "--registry", "BAD"], READ),
     ("accept-registry", ["accept", "GOOD", "--registry", "BAD"], READ_WRITE),
     ("ingest-in", ["history", "ingest", "BAD", "--db", "NEWDB"], READ),
     ("ingest-db", ["history", "ingest", "GOOD", "--db", "BAD"], READ_WRITE),

@@ -308,6 +308,84 @@ def test_a_registry_accepted_from_results_judges_them_all_as_expected(records: l
     assert accept(entries, records, TORCH) == entries  # and accepting again changes nothing
 
 
+# -- optests judge --------------------------------------------------------------------------------
+
+
+def _judge(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from optests import cli
+
+    code = cli.main(["judge", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_judge_counts_each_files_verdicts_and_lists_what_the_registry_does_not_expect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each file under its own torch release: an entry narrowed to another release does not
+    apply; the unexpected samples are listed a line each (the message's first line), ten a file
+    unless ``--all``; exit 1 while any is there."""
+    from optests._results import write
+
+    reg, night, later = tmp_path / "reg.json", tmp_path / "night.json", tmp_path / "2.15.json"
+    reg.write_text(_doc(_entry(samples=[0, 1, 2]), _entry(op="cos", samples=[0], torch="<2.15")))
+    write(
+        night,
+        [
+            _record(sample=0, stage=Stage.TRACE),  # xfailed
+            _record(sample=1, stage=Stage.FORWARD, message="out=1, but expected 2 [sin]\ndetail"),  # stage_changed
+            _record(sample=2),  # unexpected_pass
+            _record(op="cos", sample=0, stage=Stage.TRACE),  # xfailed by the <2.15 entry
+            *(_record(op="tan", sample=i, stage=Stage.TRACE, message=f"t{i}") for i in range(10)),
+        ],
+        {"torch": TORCH},
+    )
+    write(later, [_record(op="cos", sample=0, stage=Stage.TRACE, message="c")], {"torch": "2.15.0"})
+    code, out, err = _judge(capsys, str(night), str(later), "--registry", str(reg))
+    assert (code, err) == (1, "")
+    assert out == (
+        f"{night}: 14 samples, torch 2.13.0+cpu: xfailed 2, unexpected_failure 10, stage_changed 1, unexpected_pass 1\n"
+        "  stage_changed: static-float32-cpu-sin-sample1 [forward] out=1, but expected 2 [sin]\n"
+        "  unexpected_pass: static-float32-cpu-sin-sample2\n"
+        + "".join(f"  unexpected_failure: static-float32-cpu-tan-sample{i} [trace] t{i}\n" for i in range(8))
+        + "  ... 2 more (--all lists them)\n"
+        f"{later}: 1 samples, torch 2.15.0: unexpected_failure 1\n"
+        "  unexpected_failure: static-float32-cpu-cos-sample0 [trace] c\n"
+        f"2 file(s), 15 samples: 13 not as {reg} expects\n"
+    )
+    code, out, _ = _judge(capsys, str(night), "--registry", str(reg), "--all")
+    assert code == 1 and "more" not in out and out.count("\n  ") == 12
+    code, out, err = _judge(capsys, str(night), "--registry", str(tmp_path / "none.json"))
+    assert (code, out, err) == (2, "", f"optests judge: error: {tmp_path / 'none.json'}: no registry there\n")
+
+
+@settings(max_examples=60, deadline=None)
+@given(records=_records)
+def test_judge_finds_nothing_unexpected_in_the_results_a_registry_was_accepted_from(
+    records: list[SampleResult], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``optests accept FILE`` then ``optests judge FILE``: exit 0 and nothing listed, as the
+    sweep would judge; a failure the registry has not seen is then listed, exit 1."""
+    import contextlib
+    import io
+
+    from optests import cli
+    from optests._results import write
+
+    folder = tmp_path_factory.mktemp("judge")
+    results, reg = folder / "r.json", folder / "reg.json"
+    write(results, records, {"torch": TORCH})
+    reg.write_text(_doc())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(["accept", str(results), "--registry", str(reg)]) == 0
+        assert cli.main(["judge", str(results), "--registry", str(reg)]) == 0
+    assert out.getvalue().endswith(f"1 file(s), {len(records)} samples: 0 not as {reg} expects\n")
+    write(results, [*records, _record(op="never_seen", stage=Stage.FORWARD)], {"torch": TORCH})
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli.main(["judge", str(results), "--registry", str(reg)]) == 1
+
+
 # -- torch releases side by side -------------------------------------------------------------------
 
 T13, T15 = "2.13.0+cpu", "2.15.0+cu130"
