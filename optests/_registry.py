@@ -442,6 +442,8 @@ class Registry:
         return next((e for s in scopes for e in self._by_scope.get(s, ()) if e.status is Status.SKIP and e.covers(sample)), None)
 
     def judge(self, record: SampleResult) -> tuple[Verdict, Entry | None]:
+        if (skip := self.skip_entry(record.key.scope, record.sample)) is not None:
+            return Verdict.SKIPPED, skip  # not run now, whatever a record from before the entry says
         entry = self.lookup(record.key.scope, record.sample)
         if entry is None and (known := self.inherited(record)) is not None:  # its sample's known failure
             return Verdict.XFAILED, known

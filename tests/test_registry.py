@@ -148,6 +148,22 @@ def test_verdicts() -> None:
     assert reg.judge(_record(sample=1))[0] is Verdict.PASSED
 
 
+def test_a_sample_a_skip_entry_covers_is_skipped_whatever_an_older_record_says() -> None:
+    """The sweep does not run it; a record from before the entry (``optests judge`` of an older
+    file, a resumed journal) is judged as the sweep would judge the sample now, and so is a
+    sample derived from it."""
+    reg = Registry(parse(_doc(_entry(status="skip", stage="crash", samples=[0], reason="aborts")), "r"), TORCH)
+    derived = SampleResult(
+        SampleKey("sin", "", Mode("static"), "float32", "cpu", 0, transform="transposed-0"),
+        "op_db",
+        Outcome.FAILED,
+        Stage.FORWARD,
+    )
+    for record in (_record(sample=0, stage=Stage.FORWARD), _record(sample=0), derived):
+        assert reg.judge(record)[0] is Verdict.SKIPPED
+    assert reg.judge(_record(sample=1, stage=Stage.FORWARD))[0] is Verdict.UNEXPECTED_FAILURE
+
+
 def test_entries_for_other_torch_versions_do_not_apply() -> None:
     reg = Registry(parse(_doc(_entry(torch=">=2.14")), "r"), TORCH)
     assert reg.judge(_record(sample=0, stage=Stage.TRACE))[0] is Verdict.UNEXPECTED_FAILURE
