@@ -132,8 +132,8 @@ def _registered(ns: str) -> list[str]:
 
 def resolve(names: Sequence[str]) -> list[Target]:
     """Targets for OpInfo names or globs (``sin``, ``nn.functional.conv*``), module names
-    (``nn.Linear``: each of its training modes; ``nn.BatchNorm2d.eval``: one), a ModuleInfo of your
-    own (``MODULE:ATTRIBUTE``) and qualified custom ops (``mylib::myop``). An unknown name is an
+    (``nn.Linear``: each of its training modes; ``nn.BatchNorm2d.eval``: one), a ModuleInfo or an
+    ``nn.Module`` instance of your own (``MODULE:ATTRIBUTE``) and qualified custom ops (``mylib::myop``). An unknown name is an
     :class:`AuthorError` with close matches."""
     targets: list[Target] = []
     refs = None
@@ -163,6 +163,8 @@ def _module_info(spec: str) -> list[Target]:
         found = _opinfo.import_attribute(spec)
     except ValueError as e:
         raise AuthorError(f"{spec}: {e}") from None
+    if isinstance(found, torch.nn.Module):
+        return [_instance_target(found)]
     if not is_module_info(found):
         raise AuthorError(f"{spec} is a {type(found).__name__}, not a ModuleInfo")
     return _targets(found)
@@ -275,6 +277,11 @@ def plan(
         if mode not in MODES:
             raise AuthorError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
     chosen = transforms_for(target.opinfo, transforms_of(transforms))
+    instance = _module_instance(target)
+    if instance is not None:  # derived as a module_db module's samples are
+        from ._modules import NOT_FOR_MODULES
+
+        chosen = [t for t in chosen if t not in NOT_FOR_MODULES]
     compilers = backends_of(backends)
     try:
         refuse_modes(modes, compilers)
@@ -285,6 +292,10 @@ def plan(
         raise AuthorError(f"{target.name} is a module: its ModuleInfo makes its samples; give none")
     if samples is not None:
         for i, (args, kwargs) in enumerate(samples):
+            if instance is not None:  # the module's parameters and buffers are inputs, as module_db's
+                from ._modules import module_state
+
+                args = [*module_state(instance), *args]
             by_dtype.setdefault(_dtype_of((args, kwargs), i), {})[i] = Base(target.func, args, kwargs, "auto")
     elif target.opinfo is not None:
         for dtype_name in dtypes:
@@ -466,6 +477,21 @@ def _is_module(target: Target) -> bool:
     return isinstance(target.opinfo, ModuleEntry)
 
 
+def _instance_target(module: torch.nn.Module) -> Target:
+    """A module instance as a target, named by its class: called as ``module_db`` calls a module
+    (:class:`optests._modules.ModuleCall`), its parameters and buffers inputs of each sample."""
+    from ._modules import ModuleCall
+
+    return Target(type(module).__name__, ModuleCall(module))
+
+
+def _module_instance(target: Target) -> torch.nn.Module | None:
+    """The module a module instance's target calls (:func:`_instance_target`); None for any other."""
+    from ._modules import ModuleCall
+
+    return target.func.module if isinstance(target.func, ModuleCall) and target.opinfo is None else None
+
+
 def _targets(op: Any) -> list[Target]:
     """What ``op`` names: one op, or a module's ops (one per training mode)."""
     from . import _modules
@@ -480,6 +506,8 @@ def _targets(op: Any) -> list[Target]:
     if _modules.is_module_info(op):  # a ModuleInfo: its train op, and its eval op where they differ
         located = _modules.locate(op)
         return [Target(e.name, e.op, e) for e in _modules.entries([op], lambda i: located)]
+    if isinstance(op, torch.nn.Module):
+        return [_instance_target(op)]
     if callable(op):
         from ._repro import func_name
 
@@ -502,7 +530,10 @@ def check_op(
 
     ``op`` is an OpInfo name (``"sin"``), a module name of ``module_db`` (``"nn.Linear"``), a
     qualified custom op (``"mylib::myop"``), an OpInfo, a ``ModuleInfo`` (a module and its inputs:
-    checked in train mode, and in eval mode where they differ), or any callable (a
+    checked in train mode, and in eval mode where they differ), an ``nn.Module`` instance (called as
+    ``module_db``'s modules are, through ``torch.func.functional_call``: its parameters and buffers
+    are inputs of each sample, so their gradients and a buffer's in-place update are compared like
+    any input's; its training mode is as you left it), or any callable (a
     ``torch.library.custom_op``, an ``OpOverload``, a function).
     ``samples`` (SampleInputs or ``(args, kwargs)`` pairs) is required when the op has no OpInfo
     (and refused for a module).

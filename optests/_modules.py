@@ -93,17 +93,18 @@ def module_call(
     and the forward input."""
     torch.manual_seed(seed)
     module = build_module(info, module_input, device, dtype, training)
-    plain: dict[int, torch.Tensor] = {}  # a tensor under two names (tied weights) stays one tensor
-
-    def detached(t: torch.Tensor) -> torch.Tensor:
-        if id(t) not in plain:
-            plain[id(t)] = t.detach().requires_grad_(t.requires_grad)
-        return plain[id(t)]
-
-    parameters = {name: detached(p) for name, p in module.named_parameters(remove_duplicate=False)}
-    buffers = {name: detached(b) for name, b in module.named_buffers(remove_duplicate=False)}
     forward = module_input.forward_input
-    return ModuleCall(module), [parameters, buffers, *forward.args], dict(forward.kwargs)
+    return ModuleCall(module), [*module_state(module), *forward.args], dict(forward.kwargs)
+
+
+def module_state(module: torch.nn.Module) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """``(parameters, buffers)`` of ``module`` by name, as :class:`ModuleCall` takes them: each
+    detached (a leaf that requires grad as the parameter did). A tensor under two names (tied
+    weights) is given once, under its first name: ``functional_call`` ties the others to it
+    (given under both, the compiled call's two inputs would be two tensors, which it refuses)."""
+    parameters = {name: p.detach().requires_grad_(p.requires_grad) for name, p in module.named_parameters()}
+    buffers = {name: b.detach().requires_grad_(b.requires_grad) for name, b in module.named_buffers()}
+    return parameters, buffers
 
 
 def module_samples(

@@ -327,7 +327,8 @@ def _parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="OP",
         help="an OpInfo name or glob (sin, 'nn.functional.conv*'), a module of module_db (nn.Linear, or "
-        "nn.BatchNorm2d.eval for one training mode), a ModuleInfo of yours (MODULE:ATTRIBUTE) or a custom op (mylib::myop)",
+        "nn.BatchNorm2d.eval for one training mode), a ModuleInfo of yours (MODULE:ATTRIBUTE), an nn.Module instance "
+        "of yours (MODULE:ATTRIBUTE, with --samples) or a custom op (mylib::myop)",
     )
     c.add_argument(
         "--import",
