@@ -643,7 +643,8 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
 
     # the reference needs the values both runs started from: with check_mutations off, the
     # runs used the originals themselves, which an in-place op has changed by now
-    truth = _Float64Reference(call, originals, gradients, pattern) if opts.options.float64_reference and fresh else None
+    tangents = eager.called.tangents
+    truth = _Float64Reference(call, originals, gradients, pattern, tangents) if opts.options.float64_reference and fresh else None
     compared = _Compared(call, originals, eager, comp, opts, gradients, truth)
     for _, applies, compare in COMPARISONS:
         if applies(opts.options):
@@ -863,8 +864,19 @@ def _gradients(c: _Compared) -> None:
         names = [f"{n} ({r})" for r in rounds for n in names]
     truth = c.truth.grads if c.truth is not None else None
     precision = c.eager.called.precision if c.eager.called is not None else None
+    weighed = c.eager.called is not None and c.eager.called.tangents is not None
     with _unless_random(c):
-        _compare(BackwardMismatch, "grad", c.eager.grads, c.comp.grads, c.opts, names=names, truth=truth, precision=precision)
+        _compare(
+            BackwardMismatch,
+            "grad",
+            c.eager.grads,
+            c.comp.grads,
+            c.opts,
+            names=names,
+            truth=truth,
+            precision=precision,
+            weighed=weighed,
+        )
 
 
 def _compares(o: CheckOptions) -> bool:
@@ -903,10 +915,20 @@ class _Float64Reference:
     """The same call in float64 on the same values, through the same call pattern, made only
     when a comparison fails: the truth against which eager's and the compiled call's rounding
     errors are measured, for outputs, gradients and what the call wrote into its inputs. None
-    (no reference) when the op fails in float64, or draws random numbers (two seeds disagree)."""
+    (no reference) when the op fails in float64, or draws random numbers (two seeds disagree).
+    Where the pattern's backward took tangents it drew (:attr:`Called.tangents`), the float64
+    backward takes eager's, widened in their layouts: the gradients of the same tangents."""
 
-    def __init__(self, call: _TensorCall, originals: list[torch.Tensor], gradients: bool, pattern: CallPattern) -> None:
+    def __init__(
+        self,
+        call: _TensorCall,
+        originals: list[torch.Tensor],
+        gradients: bool,
+        pattern: CallPattern,
+        tangents: list[torch.Tensor] | None = None,
+    ) -> None:
         self._call, self._originals, self._gradients, self._pattern = call, originals, gradients, pattern
+        self._tangents = tangents
         self._made = False
         self._value: _Reference | None = None
 
@@ -925,6 +947,8 @@ class _Float64Reference:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 called = _called(self._pattern, self._call.eager, inputs, seed)
+                if self._tangents is not None:
+                    called.tangents = _copies(self._tangents, widen=True)
                 grads = self._pattern.gradients(called, inputs) if self._gradients else None
         except Exception:
             return None
@@ -977,7 +1001,13 @@ def _same_values(a: Any, b: Any) -> bool:
 
 
 def _rounding_only(
-    actual: Any, expected: Any, truth: Any, opts: _Checking, grads: bool, precision: torch.dtype | None = None
+    actual: Any,
+    expected: Any,
+    truth: Any,
+    opts: _Checking,
+    grads: bool,
+    precision: torch.dtype | None = None,
+    weighed: bool = False,
 ) -> str | None:
     """Why the difference between ``actual`` (compiled) and ``expected`` (eager) is rounding, or
     None: every differing leaf is floating, finite where they differ, and each differing element
@@ -991,13 +1021,19 @@ def _rounding_only(
     the leaf's relative error times the element's size: whether one element of a bfloat16 result
     lands on the truth is chance, and compiled code may round it otherwise. A leaf eager computed
     at its own precision keeps the element-by-element rule: a compiled result computed in
-    bfloat16 beside it is a finding (pytorch/pytorch#153044)."""
+    bfloat16 beside it is a finding (pytorch/pytorch#153044). Where the gradients are of tangents a
+    pattern drew (``weighed``, :attr:`Called.tangents`), eager's error counts as at least the
+    median of its errors over the leaf's differing elements: each element sums rounding errors
+    the random tangents weigh, so one of eager's landing near the truth is chance (layer norm of
+    data far from zero: the per-row mean's rounding, weighed by each row's tangent, in the weight's
+    gradient). A median, not the largest: one ill-conditioned element excuses no other."""
     flatten: Callable[[Any], list[Any]] = list if grads else pytree.tree_leaves
     a_l, e_l, r_l = flatten(actual), flatten(expected), flatten(truth)
     if not len(a_l) == len(e_l) == len(r_l):
         return None
     worst, lowest = (0.0, 0.0), 0.0  # the largest errors; the largest lower-precision level used
     floor = 0.0  # the largest least error eager's counted as, where it decided
+    median = 0.0  # the largest median eager's error counted as, where it decided (``weighed``)
     for a, e, r in zip(a_l, e_l, r_l):
         try:
             opts.options.assert_equals_fn(a, e)
@@ -1032,9 +1068,12 @@ def _rounding_only(
             step = torch.finfo(e.dtype).eps * float(scale)
             own = torch.maximum(e_dist, level * exact.abs()[differ])
             atol = _DEFAULT_TOLERANCES.get(e.dtype, (0.0, 0.0))[1]
-            if not bool((c_dist <= ROUNDING_MULTIPLIER * own.clamp(min=step) + atol).all()):
+            typical = float(e_dist.median()) if weighed else 0.0
+            if not bool((c_dist <= ROUNDING_MULTIPLIER * own.clamp(min=max(step, typical)) + atol).all()):
                 return None
-            if not bool((c_dist <= ROUNDING_MULTIPLIER * own + atol).all()):
+            if not bool((c_dist <= ROUNDING_MULTIPLIER * own.clamp(min=step) + atol).all()):
+                median = max(median, typical)
+            elif not bool((c_dist <= ROUNDING_MULTIPLIER * own + atol).all()):
                 floor = max(floor, step)
             worst, lowest = max(worst, (float(c_dist.max()), float(e_dist.max()))), max(lowest, level)
     lower = ""
@@ -1042,6 +1081,8 @@ def _rounding_only(
         lower = f"; eager rounds at {str(precision).removeprefix('torch.')}'s precision, {lowest:.2g} relative"
     if floor:
         lower += f"; eager's error counted as at least {floor:.3g}, epsilon times the largest magnitude"
+    if median:
+        lower += f"; eager's error counted as at least {median:.3g}, its median, the tangents weighing each term"
     return (
         f"rounding: compiled is {worst[0]:.3g} from the float64 result, eager {worst[1]:.3g} "
         f"(each element within {ROUNDING_MULTIPLIER:g}x{lower})"
@@ -1299,11 +1340,13 @@ def _compare(
     what_suffix: str = "",
     truth: Callable[[], Any] | None = None,
     precision: torch.dtype | None = None,
+    weighed: bool = False,
 ) -> None:
     """Compare with ``assert_equals_fn``; on a difference, name the first differing leaf.
     ``truth`` gives the float64 result (or None): a difference within rounding of it is noted in
     ``opts.notes``, not raised; ``precision`` is the lower precision the call computed in
-    (:attr:`Called.precision`)."""
+    (:attr:`Called.precision`); ``weighed``: gradients of tangents the pattern drew
+    (:attr:`Called.tangents`), as :func:`_rounding_only` takes it."""
     try:
         opts.options.assert_equals_fn(actual, expected)
         return
@@ -1311,7 +1354,7 @@ def _compare(
         whole_error = e
     reference = truth() if truth is not None else None
     if reference is not None:
-        why = _rounding_only(actual, expected, reference, opts, grads=what == "grad", precision=precision)
+        why = _rounding_only(actual, expected, reference, opts, grads=what == "grad", precision=precision, weighed=weighed)
         if why is not None:
             opts.notes.append(f"{what}{what_suffix}: {why}")
             return

@@ -36,6 +36,11 @@ class Called:
     #: The lower precision the call computed in (``autocast``: bfloat16 on CPU), or None: where
     #: eager's result shows that precision's rounding, the compiled one's may show it too.
     precision: torch.dtype | None = None
+    #: The tangents (``grad_outputs``) the backward took, where the pattern draws them
+    #: (``tangents``), one per output that requires grad; None: the pattern's own loss. Where it
+    #: is given before :meth:`CallPattern.gradients`, the backward takes these: the float64
+    #: reference gives eager's, widened in their layouts, so its gradients are of the same tangents.
+    tangents: list[torch.Tensor] | None = None
 
 
 @dataclass(frozen=True)
