@@ -62,6 +62,13 @@ MAX_CHILD_GROWTH = 1536 * 1024**2
 START_TIMEOUT = 300.0
 
 
+@dataclass(frozen=True)
+class _Unfit:
+    """An answer from a child that may not take another task (``fit`` said no)."""
+
+    value: Any
+
+
 class WorkFailed(RuntimeError):
     """The work raised in the child (or ``prepare`` did): the message holds the child's
     traceback, ``summary`` the exception's first line (``RuntimeError: CUDA error: ...``)."""
@@ -87,14 +94,18 @@ class IsolatedRunner:
         max_growth: int = MAX_CHILD_GROWTH,
         can_fork: Callable[[], bool] | None = None,
         prepare: Callable[[], None] | None = None,
+        fit: Callable[[], bool] | None = None,
     ) -> None:
         """``can_fork`` (default :func:`fork_is_safe`) is asked before each child starts.
         ``prepare`` is what a child needs before its first task (imports): it runs once in this
         process before the first fork, so that every forked child, a replaced one too, inherits it
         rather than paying for it on its first task. Where ``can_fork`` says no, the child is a
         fresh interpreter: ``work``, ``prepare`` and the tasks must pickle, and ``prepare`` runs
-        there before the first task, so that a task's timeout does not count the child's start."""
+        there before the first task, so that a task's timeout does not count the child's start.
+        ``fit``, asked in the child after each task, says whether the child may take another (a
+        task left state behind that cannot be undone): one that may not is replaced."""
         self._work = work
+        self._fit = fit
         self._max_growth = max_growth
         self._start_private = 0  # the child's private memory (:meth:`_private`) when it started
         self._can_fork = can_fork or fork_is_safe
@@ -124,6 +135,9 @@ class IsolatedRunner:
                 return died
             _send(self._tasks_w, pickle.dumps(task))
         answer = self._answer(timeout, f"no result after {timeout:g} s; the process running the sample was killed")
+        if isinstance(answer, _Unfit):
+            self.close()  # the next task gets a fresh child
+            return answer.value
         if not isinstance(answer, Died) and self._private() - self._start_private > self._max_growth:
             self.close()  # the next task gets a fresh child
         return answer
@@ -139,7 +153,7 @@ class IsolatedRunner:
         if status == "error":
             self._kill()  # unfit for the next task, maybe; and one in a bad state may not exit
             raise WorkFailed(*value)
-        return value
+        return _Unfit(value) if status == "unfit" else value
 
     def _private(self) -> int:
         """The child's resident memory less its file-backed pages, in bytes (0 where /proc is not
@@ -198,7 +212,7 @@ class IsolatedRunner:
         os.close(results_w)
         self._pid, self._tasks_w, self._results_r = pid, tasks_w, results_r
         # The child's first message: where to import from, then what to run (it answers "ready").
-        _send(tasks_w, pickle.dumps((sys.path, pickle.dumps((self._work, self._prepare)))))
+        _send(tasks_w, pickle.dumps((sys.path, pickle.dumps((self._work, self._prepare, self._fit)))))
 
     def _fork(self) -> None:
         tasks_r, tasks_w, results_r, results_w = self._open_channels()
@@ -211,7 +225,7 @@ class IsolatedRunner:
             try:
                 os.close(tasks_w)
                 os.close(results_r)
-                _serve(self._work, tasks_r, results_w, self._stderr.fileno())
+                _serve(self._work, tasks_r, results_w, self._stderr.fileno(), self._fit)
             finally:
                 os._exit(0)
         os.close(tasks_r)
@@ -287,17 +301,19 @@ def _main() -> None:  # pragma: no cover - runs in a child started by _spawn_int
     sys.path[:] = path  # the parent's: the work and the tasks may live in modules found through it
     ready: tuple[str, tuple[str, str] | None] = ("ok", None)
     try:
-        work, prepare = pickle.loads(pickled)
+        work, prepare, fit = pickle.loads(pickled)
         if prepare is not None:
             prepare()
     except BaseException:
         ready = ("error", _failure())
     _send(results_w, pickle.dumps(ready))
     if ready[0] == "ok":
-        _serve(work, tasks_r, results_w, 2)
+        _serve(work, tasks_r, results_w, 2, fit)
 
 
-def _serve(work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: int) -> None:  # pragma: no cover
+def _serve(  # pragma: no cover
+    work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: int, fit: Callable[[], bool] | None = None
+) -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(stderr_fd, 2)
@@ -309,7 +325,8 @@ def _serve(work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: 
         os.ftruncate(2, 0)
         os.lseek(2, 0, os.SEEK_SET)
         try:
-            payload = pickle.dumps(("ok", work(task)))
+            value = work(task)
+            payload = pickle.dumps(("ok" if fit is None or fit() else "unfit", value))
         except BaseException:  # the work raised, or its answer does not pickle
             payload = pickle.dumps(("error", _failure()))
         _send(results_w, payload)
