@@ -6,6 +6,9 @@ killed) is reported for that task, and the next task gets a fresh child; so does
 one whose work raised (:class:`WorkFailed`), since what raised may have left the child unfit (a
 sticky CUDA error fails every later CUDA call in that process). This works the same
 with and without pytest-xdist, needs no worker-restart budget, and stops hangs in C code too.
+The child leads a process group of its own, which is killed with it: what a check forks does not
+outlive it, and the child's end is watched (a pidfd) besides its pipe, which a process it forked
+may hold open.
 Forking per task would cost about 50 ms a sample (measured); a long-lived child costs a pipe
 round trip.
 
@@ -17,6 +20,7 @@ run in-process, unprotected.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
@@ -115,6 +119,7 @@ class IsolatedRunner:
         self._tasks_w = self._results_r = -1
         self._stderr: Any = None
         self._statm = -1  # the child's /proc/PID/statm, open while it lives
+        self._pidfd = -1  # readable once the child has ended (Linux); -1 where not available
 
     @staticmethod
     def available() -> bool:
@@ -125,16 +130,24 @@ class IsolatedRunner:
         comes back as :class:`WorkFailed`, and the child that raised is replaced."""
         if not self.available():
             return self._work(task)
+        if self._pid is not None and self._ended():  # the child died between tasks
+            self._kill()
         if self._pid is None and (died := self._start()) is not None:
             return died
         try:
             _send(self._tasks_w, pickle.dumps(task))
         except BrokenPipeError:  # the child died between tasks: start another, once
-            self._reap()
+            self._kill()
             if (died := self._start()) is not None:
                 return died
             _send(self._tasks_w, pickle.dumps(task))
-        answer = self._answer(timeout, f"no result after {timeout:g} s; the process running the sample was killed")
+        try:
+            answer = self._answer(timeout, f"no result after {timeout:g} s; the process running the sample was killed")
+        except WorkFailed:
+            raise
+        except BaseException:  # interrupted (Ctrl-C) while the child works: it goes too
+            self._kill()
+            raise
         if isinstance(answer, _Unfit):
             self.close()  # the next task gets a fresh child
             return answer.value
@@ -144,7 +157,7 @@ class IsolatedRunner:
 
     def _answer(self, timeout: float, timeout_message: str) -> Any | Died:
         try:
-            status, value = pickle.loads(_recv(self._results_r, time.monotonic() + timeout))
+            status, value = pickle.loads(_recv(self._results_r, time.monotonic() + timeout, self._pidfd))
         except TimeoutError:
             self._kill()
             return Died("timeout", timeout_message)
@@ -172,7 +185,7 @@ class IsolatedRunner:
         if self._pid is not None:
             os.close(self._tasks_w)  # the child sees EOF and exits
             self._tasks_w = -1
-            self._reap()
+            self._reap(wait=True)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -210,7 +223,7 @@ class IsolatedRunner:
         pid = _spawn_interpreter(tasks_r, results_w, self._stderr.fileno())
         os.close(tasks_r)
         os.close(results_w)
-        self._pid, self._tasks_w, self._results_r = pid, tasks_w, results_r
+        self._started(pid, tasks_w, results_r)
         # The child's first message: where to import from, then what to run (it answers "ready").
         _send(tasks_w, pickle.dumps((sys.path, pickle.dumps((self._work, self._prepare, self._fit)))))
 
@@ -223,6 +236,8 @@ class IsolatedRunner:
             pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             try:
+                with contextlib.suppress(OSError):  # a group of its own: what it forks dies with it
+                    os.setpgid(0, 0)
                 os.close(tasks_w)
                 os.close(results_r)
                 _serve(self._work, tasks_r, results_w, self._stderr.fileno(), self._fit)
@@ -230,24 +245,40 @@ class IsolatedRunner:
                 os._exit(0)
         os.close(tasks_r)
         os.close(results_w)
+        with contextlib.suppress(OSError):  # as the child does: whichever runs first (it may have exited)
+            os.setpgid(pid, pid)
+        self._started(pid, tasks_w, results_r)
+
+    def _started(self, pid: int, tasks_w: int, results_r: int) -> None:
         self._pid, self._tasks_w, self._results_r = pid, tasks_w, results_r
+        try:
+            self._pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # not Linux 5.3+: a death shows as the pipe's end only
+            self._pidfd = -1
+
+    def _ended(self) -> bool:
+        """Whether the child has ended (False where that cannot be told without waiting)."""
+        return self._pidfd >= 0 and bool(select.select([self._pidfd], [], [], 0)[0])
 
     def _kill(self) -> None:
         if self._pid is not None:
-            try:
-                os.kill(self._pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self._reap()
+            self._reap(wait=False)
 
-    def _reap(self) -> int:
-        """Wait for the child to end, close our ends of its pipes; its exit status."""
+    def _reap(self, wait: bool = True) -> int:
+        """Kill the child's process group (``wait``: once the child has ended by itself), so that
+        nothing it forked outlives it; wait for it, close our ends of its pipes; its exit status."""
         assert self._pid is not None
+        if wait and hasattr(os, "waitid"):  # without reaping it: its group's id stays its own
+            with contextlib.suppress(ChildProcessError):
+                os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOWAIT)
+        for kill in (os.killpg, os.kill):  # the group; the child itself, if it has none (yet)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(self._pid, signal.SIGKILL)
         _, status = os.waitpid(self._pid, 0)
-        for fd in (self._tasks_w, self._results_r, self._statm):
+        for fd in (self._tasks_w, self._results_r, self._statm, self._pidfd):
             if fd >= 0:
                 os.close(fd)
-        self._pid, self._tasks_w, self._results_r, self._statm = None, -1, -1, -1
+        self._pid, self._tasks_w, self._results_r, self._statm, self._pidfd = None, -1, -1, -1, -1
         return status
 
     def _describe_death(self) -> str:
@@ -279,6 +310,7 @@ def _spawn_interpreter(tasks_r: int, results_w: int, stderr_fd: int) -> int:
             sys.executable,
             [sys.executable, "-m", __name__, str(tasks_r), str(results_w)],
             os.environ,
+            setpgroup=0,  # a group of its own, as a forked child's
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                 (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
@@ -338,19 +370,26 @@ def _send(fd: int, payload: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
-def _recv(fd: int, deadline: float | None) -> bytes:
-    header = _read_exactly(fd, _HEADER.size, deadline)
+def _recv(fd: int, deadline: float | None, pidfd: int = -1) -> bytes:
+    """One message from ``fd``. ``pidfd`` (the writer's, where known): once the writer has ended,
+    what it did not write is never coming, even while a process it forked holds the pipe open."""
+    header = _read_exactly(fd, _HEADER.size, deadline, pidfd)
     (size,) = _HEADER.unpack(header)
-    return _read_exactly(fd, size, deadline)
+    return _read_exactly(fd, size, deadline, pidfd)
 
 
-def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
+def _read_exactly(fd: int, size: int, deadline: float | None, pidfd: int = -1) -> bytes:
     chunks = []
     while size:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+        if deadline is not None or pidfd >= 0:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
                 raise TimeoutError
+            ready = select.select([fd] if pidfd < 0 else [fd, pidfd], [], [], remaining)[0]
+            if not ready:
+                raise TimeoutError
+            if fd not in ready and not select.select([fd], [], [], 0)[0]:  # the writer ended, nothing left
+                raise EOFError
         chunk = os.read(fd, min(size, 1 << 20))
         if not chunk:
             raise EOFError
