@@ -179,9 +179,9 @@ def load_samples(spec: str) -> list[Sample]:
         raise AuthorError(f"--samples {spec}: {func_name} is not a function")
     try:
         return to_samples(func(), spec)
-    except AuthorError:
+    except (AuthorError, KeyboardInterrupt):  # here, in the command's process, that is Ctrl-C
         raise
-    except Exception as e:
+    except BaseException as e:  # SystemExit too: the generator's failure, not the command's end
         raise AuthorError(f"--samples {spec}: {func_name}() raised {type(e).__name__}: {e}") from None
 
 

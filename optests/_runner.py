@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import _findings
 from ._findings import Stage, error_line
 
 _HEADER = struct.Struct("!Q")
@@ -346,6 +347,11 @@ def _main() -> None:  # pragma: no cover - runs in a child started by _spawn_int
 def _serve(  # pragma: no cover
     work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: int, fit: Callable[[], bool] | None = None
 ) -> None:
+    """Run tasks until the parent closes the pipe. An exception of the work is an error of
+    optests (:class:`WorkFailed`); a ``BaseException`` that is not one (``SystemExit``, a
+    ``KeyboardInterrupt`` raised, not Ctrl-C: that reaches only the parent's process group) came
+    from user code the work ran, and ends this process as it would any: a ``crash`` of the task."""
+    _findings.interrupts_are_raised = True
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(stderr_fd, 2)
@@ -359,9 +365,21 @@ def _serve(  # pragma: no cover
         try:
             value = work(task)
             payload = pickle.dumps(("ok" if fit is None or fit() else "unfit", value))
-        except BaseException:  # the work raised, or its answer does not pickle
+        except Exception:  # the work raised, or its answer does not pickle
             payload = pickle.dumps(("error", _failure()))
+        except BaseException as e:  # user code's: the process ends, with its traceback as last output
+            with contextlib.suppress(OSError):
+                os.write(2, traceback.format_exc().encode(errors="replace"))  # fd 2: the parent reads it
+            os._exit(_exit_status(e))
         _send(results_w, payload)
+
+
+def _exit_status(e: BaseException) -> int:
+    """The status a process ends with on ``e``, as Python's own: ``SystemExit``'s code (1 for
+    one that is not a number), 130 for a ``KeyboardInterrupt`` (as a shell says Ctrl-C), else 1."""
+    if isinstance(e, SystemExit):
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return 130 if isinstance(e, KeyboardInterrupt) else 1
 
 
 def _send(fd: int, payload: bytes) -> None:

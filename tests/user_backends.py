@@ -59,3 +59,20 @@ def leaves_grad_off(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]
         return out
 
     return run
+
+
+class Odd(BaseException):
+    """Neither an ``Exception`` nor ``SystemExit`` nor ``KeyboardInterrupt``."""
+
+
+def _raising(error: BaseException) -> Callable[..., Any]:
+    def backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+        raise error
+
+    return backend
+
+
+#: Backends that raise, as they compile, what ends a process: findings of theirs, not errors of optests.
+exits = _raising(SystemExit(3))
+interrupts = _raising(KeyboardInterrupt())
+raises_odd = _raising(Odd("odd"))
