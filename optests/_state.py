@@ -2,8 +2,9 @@
 sample only, not on what a check before it (a backend, an op, a sample generator) left behind.
 
 :func:`kept` runs a check and then puts back what it changed: grad mode, the default dtype and
-device, deterministic algorithms, anomaly mode, autocast, float32 matmul precision, torch's
-intra-op thread count, and the configs of Dynamo, AOTAutograd and Inductor. What cannot be put back
+device, deterministic algorithms (and cuDNN's flags, oneDNN on or off), anomaly mode, autocast,
+float32 matmul precision, torch's intra-op thread count, and the configs of Dynamo, AOTAutograd
+and Inductor. What cannot be put back
 from outside (an inference mode or a torch function or dispatch mode entered and still held) is
 named by :func:`leaks`; the runner's child then is unfit (:func:`fit`), and is replaced.
 """
@@ -18,6 +19,8 @@ import torch
 
 #: The devices whose autocast state is kept.
 _AUTOCAST = ("cpu", "cuda")
+#: The cuDNN flags kept.
+_CUDNN = ("enabled", "deterministic", "benchmark", "allow_tf32")
 
 
 def _configs() -> dict[str, Any]:
@@ -58,6 +61,12 @@ _SETTINGS: tuple[tuple[str, Callable[[], Any], Callable[[Any], None] | None], ..
         ),
         lambda v: _set_autocast(*v),
     ),
+    (
+        "cudnn flags",
+        lambda: tuple(getattr(torch.backends.cudnn, f) for f in _CUDNN),
+        lambda v: _set_cudnn(*v),
+    ),
+    ("mkldnn", torch._C._get_mkldnn_enabled, torch._C._set_mkldnn_enabled),
     ("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
     ("thread count", torch.get_num_threads, torch.set_num_threads),
     (
@@ -67,6 +76,11 @@ _SETTINGS: tuple[tuple[str, Callable[[], Any], Callable[[Any], None] | None], ..
     ),
     ("torch dispatch modes", torch._C._len_torch_dispatch_stack, None),
 )
+
+
+def _set_cudnn(*flags: bool) -> None:
+    for name, value in zip(_CUDNN, flags):
+        setattr(torch.backends.cudnn, name, value)
 
 
 def _set_autocast(devices: tuple[tuple[bool, torch.dtype], ...], cache: bool) -> None:
