@@ -111,3 +111,30 @@ def test_the_sweep_records_a_backend_s_exit_as_its_finding(pytester: pytest.Pyte
         ("user_backends:exits", "failed", "trace"),
         ("aot_eager", "passed", None),
     }
+
+
+_EXITING_OPS = """
+import torch
+from torch.testing._internal.common_dtype import _dispatch_dtypes
+from torch.testing._internal.opinfo.core import OpInfo
+
+
+def exits(op, device, dtype, requires_grad, **kwargs):
+    raise SystemExit(3)
+
+
+ops = [OpInfo("exiting", op=torch.sin, dtypes=_dispatch_dtypes((torch.float32,)), sample_inputs_func=exits)]
+"""
+
+
+def test_an_opinfo_whose_sample_generator_exits_is_a_broken_case_of_the_sweep(pytester: pytest.Pytester) -> None:
+    install_sweep(pytester.path)
+    pytester.makepyfile(exiting_ops=_EXITING_OPS)
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--optests-dbs=exiting_ops:ops", "--optests-modes=static", "--optests-results=r.json"
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    (record,) = json.loads((pytester.path / "r.json").read_text())["samples"]
+    assert (record["outcome"], record["stage"]) == ("failed", "eager")
+    assert record["message"].startswith("sample_inputs raised SystemExit: 3"), record["message"]
