@@ -230,6 +230,7 @@ class IsolatedRunner:
 
     def _fork(self) -> None:
         tasks_r, tasks_w, results_r, results_w = self._open_channels()
+        parent = os.getpid()
         with warnings.catch_warnings():
             # Python 3.12+ warns on fork in a multi-threaded process (xdist's IO thread); the
             # child only uses its own pipes and never the parent's threads or locks.
@@ -239,6 +240,7 @@ class IsolatedRunner:
             try:
                 with contextlib.suppress(OSError):  # a group of its own: what it forks dies with it
                     os.setpgid(0, 0)
+                _die_with(parent)
                 os.close(tasks_w)
                 os.close(results_r)
                 _serve(self._work, tasks_r, results_w, self._stderr.fileno(), self._fit)
@@ -309,7 +311,7 @@ def _spawn_interpreter(tasks_r: int, results_w: int, stderr_fd: int) -> int:
     try:
         return os.posix_spawn(
             sys.executable,
-            [sys.executable, "-m", __name__, str(tasks_r), str(results_w)],
+            [sys.executable, "-m", __name__, str(tasks_r), str(results_w), str(os.getpid())],
             os.environ,
             setpgroup=0,  # a group of its own, as a forked child's
             file_actions=[
@@ -327,6 +329,7 @@ def _spawn_interpreter(tasks_r: int, results_w: int, stderr_fd: int) -> int:
 
 def _main() -> None:  # pragma: no cover - runs in a child started by _spawn_interpreter
     tasks_r, results_w = int(sys.argv[1]), int(sys.argv[2])
+    _die_with(int(sys.argv[3]))
     try:
         path, pickled = pickle.loads(_recv(tasks_r, None))
     except EOFError:
@@ -342,6 +345,20 @@ def _main() -> None:  # pragma: no cover - runs in a child started by _spawn_int
     _send(results_w, pickle.dumps(ready))
     if ready[0] == "ok":
         _serve(work, tasks_r, results_w, 2, fit)
+
+
+def _die_with(parent: int) -> None:  # pragma: no cover - runs in the child
+    """Have the kernel kill this process when ``parent`` (its parent) dies (Linux's
+    ``PR_SET_PDEATHSIG``): in a process group of its own, it does not get what is sent to its
+    parent's group (a CI job's end), and a child hung in a check would outlive the run."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux
+        return
+    if os.getppid() != parent:  # it died before the call
+        os._exit(1)
 
 
 def _serve(  # pragma: no cover

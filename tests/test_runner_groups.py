@@ -121,3 +121,45 @@ def test_the_child_is_the_leader_of_its_own_process_group() -> None:
     assert isinstance(answer, tuple), answer
     pid, group = answer
     assert group == pid != os.getpgrp()
+
+
+_ORPHANED = """
+import os, sys, time
+from optests._runner import IsolatedRunner
+
+def pid(task):
+    if task == "hang":
+        time.sleep(120)
+    return os.getpid()
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(__file__))
+    import orphaned  # the work, by a name a fresh interpreter can import
+    runner = IsolatedRunner(orphaned.pid, can_fork=lambda: sys.argv[1] == "fork")
+    print(runner.run(None, timeout=60), flush=True)
+    runner.run("hang", timeout=300)
+"""
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "interpreter"])
+def test_the_child_does_not_outlive_its_parent(fork: bool, tmp_path: Path, grandchildren: list[int]) -> None:
+    """In a process group of its own, the child is not killed with its parent's group: it is
+    killed when its parent dies, however that dies, even while it works (it would otherwise only
+    end when it next reads the pipe)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "orphaned.py"
+    script.write_text(_ORPHANED)
+    parent = subprocess.Popen([sys.executable, str(script), "fork" if fork else "spawn"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        grandchildren.append(child)
+        assert not _gone(child, within=1.0)  # and working on "hang" by now
+    finally:
+        parent.kill()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    assert _gone(child), "the runner's child outlived its parent"
