@@ -163,3 +163,30 @@ def test_the_child_does_not_outlive_its_parent(fork: bool, tmp_path: Path, grand
         if parent.stdout is not None:
             parent.stdout.close()
     assert _gone(child), "the runner's child outlived its parent"
+
+
+def _hang(pid_file: str) -> int:
+    """Work for a runner's child: write its pid to ``pid_file``, then hang."""
+    Path(pid_file).write_text(str(os.getpid()))
+    time.sleep(120)
+    return os.getpid()
+
+
+def test_an_interrupted_run_kills_the_child_it_was_waiting_for(tmp_path: Path, grandchildren: list[int]) -> None:
+    """Ctrl-C reaches the parent only (the child's group is its own): the parent kills the child
+    that works for it, so that neither a hung check nor closing the runner outlives it."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    runner = IsolatedRunner(_hang)
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 2.0)
+        with pytest.raises(KeyboardInterrupt):
+            runner.run(str(tmp_path / "pid"), timeout=60)
+        assert _gone(_grandchild(tmp_path / "pid", grandchildren)), "the interrupted check's child lives on"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        runner.close()
