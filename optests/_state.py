@@ -2,11 +2,12 @@
 sample only, not on what a check before it (a backend, an op, a sample generator) left behind.
 
 :func:`kept` runs a check and then puts back what it changed: grad mode, the default dtype and
-device, deterministic algorithms (and cuDNN's flags, oneDNN on or off), anomaly mode, autocast,
-float32 matmul precision, torch's intra-op thread count, and the configs of Dynamo, AOTAutograd
-and Inductor. What cannot be put back
-from outside (an inference mode or a torch function or dispatch mode entered and still held) is
-named by :func:`leaks`; the runner's child then is unfit (:func:`fit`), and is replaced.
+device, deterministic algorithms (and the fill of uninitialized memory, cuDNN's flags, oneDNN on
+or off), anomaly mode, autocast, float32 matmul precision, torch's intra-op thread count, and the
+configs of Dynamo, AOTAutograd and Inductor. What cannot be put back from outside (an inference
+mode, a torch function or dispatch mode, saved tensors hooks or a functorch transform entered and
+still held) is named by :func:`leaks`; the runner's child then is unfit (:func:`fit`), and is
+replaced.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ _SETTINGS: tuple[tuple[str, Callable[[], Any], Callable[[Any], None] | None], ..
         lambda v: torch.use_deterministic_algorithms(v[0], warn_only=v[1]),
     ),
     (
+        "deterministic fill of uninitialized memory",
+        torch._C._get_deterministic_fill_uninitialized_memory,
+        torch._C._set_deterministic_fill_uninitialized_memory,
+    ),
+    (
         "anomaly mode",
         lambda: (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
         lambda v: torch.set_anomaly_enabled(v[0], v[1]),
@@ -75,6 +81,8 @@ _SETTINGS: tuple[tuple[str, Callable[[], Any], Callable[[Any], None] | None], ..
         None,
     ),
     ("torch dispatch modes", torch._C._len_torch_dispatch_stack, None),
+    ("saved tensors hooks", lambda: torch._C._autograd._top_saved_tensors_default_hooks(False) is not None, None),
+    ("functorch transform level", torch._C._functorch.maybe_current_level, None),
 )
 
 
