@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from . import _opinfo, _registry, _runner
+from . import _opinfo, _registry, _runner, _state
 from ._backends import refuse_modes
 from ._check import one_intra_op_thread
 from ._errors import InputError
@@ -181,9 +181,9 @@ def load_samples(spec: str) -> list[Sample]:
         raise AuthorError(f"--samples {spec}: {func_name} is not a function")
     try:
         return to_samples(func(), spec)
-    except AuthorError:
+    except (AuthorError, KeyboardInterrupt):  # here, in the command's process, that is Ctrl-C
         raise
-    except Exception as e:
+    except BaseException as e:  # SystemExit too: the generator's failure, not the command's end
         raise AuthorError(f"--samples {spec}: {func_name}() raised {type(e).__name__}: {e}") from None
 
 
@@ -357,12 +357,12 @@ def run_planned(
             smallest = _shrink(p, checked.result)
         return _portable(checked.result), checked.check_gradients, smallest
 
-    runner = _runner.IsolatedRunner(_one_thread(work)) if isolated and _runner.fork_is_safe() else None
+    runner = _runner.IsolatedRunner(_one_thread(work), fit=_state.fit) if isolated and _runner.fork_is_safe() else None
     out: list[SampleCheck] = []
     try:
         for position, p in enumerate(planned):
             start = time.perf_counter()
-            answer = work(position) if runner is None else runner.run(position, timeout)
+            answer = _kept(work, position) if runner is None else runner.run(position, timeout)
             if isinstance(answer, _runner.Died):
                 answer = (died(p.key, answer, time.perf_counter() - start), p.base.check_gradients, None)
             result, check_gradients, smallest = answer
@@ -434,13 +434,21 @@ def check_target(
 
 
 def _one_thread(work: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``work`` with one intra-op thread, as in the sweep's runner child."""
+    """``work`` with one intra-op thread, as in the sweep's runner child, and the process state it
+    started from set back after it (:func:`optests._state.kept`)."""
 
     def run(task: Any) -> Any:
         one_intra_op_thread()
-        return work(task)
+        with _state.kept():
+            return work(task)
 
     return run
+
+
+def _kept(work: Callable[[Any], Any], task: Any) -> Any:
+    """``work(task)`` in this process, with the process state set back after it."""
+    with _state.kept():
+        return work(task)
 
 
 def _portable(result: CheckResult) -> CheckResult:

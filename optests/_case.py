@@ -106,7 +106,9 @@ def collect(settings: Settings) -> list[Case]:
                     try:
                         count = len(_opinfo.cached_samples(ref, device, dtype))
                         reason = "" if count else f"{ref.id} has no samples for {dtype_name} on {device}"
-                    except Exception as e:
+                    except KeyboardInterrupt:  # Ctrl-C, in the collecting process
+                        raise
+                    except BaseException as e:  # the generator's, SystemExit too: a broken case
                         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
                         error = f"sample_inputs raised {type(e).__name__}: {first}"
                         cases.extend(

@@ -45,6 +45,7 @@ from ._findings import (
     RandomizedMismatch,
     TraceFailure,
     error_line,
+    user_code,
 )
 from ._patterns import DEFAULT_PATTERN, Called, CallPattern, DependsOnCpu, Unsupported, get_pattern
 
@@ -468,9 +469,16 @@ def _seeded(tensors: Sequence[torch.Tensor], seed: int = _SEED) -> Iterator[None
 
 def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Tensor], seed: int = _SEED) -> Called:
     """``fn`` (eager, compiled or the float64 reference's eager) called as ``pattern`` calls it,
-    under the RNG seed: the same for each, so ops that draw random numbers agree."""
-    with _seeded(inputs, seed):
+    under the RNG seed: the same for each, so ops that draw random numbers agree. What the op or
+    the backend raises is theirs, ``SystemExit`` too (:func:`optests._findings.user_code`)."""
+    with _seeded(inputs, seed), user_code():
         return pattern.call(fn, inputs)
+
+
+def _user_gradients(pattern: CallPattern, called: Called, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+    """``pattern``'s gradients of what :func:`_called` made: as user code (the op's backward)."""
+    with user_code():
+        return pattern.gradients(called, inputs)
 
 
 @dataclass
@@ -616,7 +624,7 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
     if gradients:
         try:
-            eager.grads = pattern.gradients(eager.called, eager.inputs)
+            eager.grads = _user_gradients(pattern, eager.called, eager.inputs)
         except Exception as e:
             _refused_alike(compiled, originals, opts, None, e)
             raise make(EagerFailure, "eager backward", f"raised {error_line(e)}", "no error") from e
@@ -625,7 +633,7 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
             inputs = _copies(originals) if fresh else originals
             try:
                 with opts.options.assert_raises_regex_fn(RuntimeError, _NO_GRAD_FN):
-                    pattern.gradients(_called(pattern, compiled, inputs), inputs)
+                    _user_gradients(pattern, _called(pattern, compiled, inputs), inputs)
             except AssertionError as e:
                 raise make(BackwardMismatch, "compiled backward", error_line(e), f"RuntimeError matching {_NO_GRAD_FN!r}") from e
             return True
@@ -637,7 +645,7 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
         comp.error = e
     if comp.called is not None and gradients:
         try:
-            comp.grads = pattern.gradients(comp.called, comp.inputs)
+            comp.grads = _user_gradients(pattern, comp.called, comp.inputs)
         except Exception as e:
             comp.backward_error = e
 
@@ -671,7 +679,7 @@ def _refused_alike(
     try:
         called = _called(opts.pattern, compiled, inputs)
         if backward is not None:
-            opts.pattern.gradients(called, inputs)
+            _user_gradients(opts.pattern, called, inputs)
     except Exception:
         return
     make = _finding_factory(opts)
@@ -949,7 +957,7 @@ class _Float64Reference:
                 called = _called(self._pattern, self._call.eager, inputs, seed)
                 if self._tangents is not None:
                     called.tangents = _copies(self._tangents, widen=True)
-                grads = self._pattern.gradients(called, inputs) if self._gradients else None
+                grads = _user_gradients(self._pattern, called, inputs) if self._gradients else None
         except Exception:
             return None
         return called.compared, grads, tuple(t.detach() for t in inputs)

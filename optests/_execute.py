@@ -65,11 +65,22 @@ def _randomized_sample(case: Case, dtype: Any) -> tuple[list[Any], dict[str, Any
 
 
 def execute_in_child(case: Case) -> tuple[SampleResult, str]:
-    """:func:`execute` with one intra-op thread, as every check runs."""
+    """:func:`execute` with one intra-op thread, as every check runs, and the process state it
+    started from set back after it (:func:`optests._state.kept`)."""
     from ._check import one_intra_op_thread
+    from ._state import kept
 
     one_intra_op_thread()
-    return execute(case)
+    with kept():
+        return execute(case)
+
+
+def child_fit() -> bool:
+    """Whether the runner's child may check another case: the last left no state behind that
+    could not be set back (:func:`optests._state.fit`); if not, the runner replaces the child."""
+    from ._state import fit
+
+    return fit()
 
 
 def prepare_child(dbs: tuple[str, ...]) -> None:

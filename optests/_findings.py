@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
+from collections.abc import Iterator
 
 
 class Stage(str, enum.Enum):
@@ -207,10 +209,45 @@ class CheckResult:
 _MAX_ERROR_CHARS = 300
 
 
+class UserBaseException(Exception):
+    """A ``BaseException`` that is not an ``Exception`` (``SystemExit``, ``KeyboardInterrupt``, a
+    class of the user's), raised by user code that a check runs (the op, its backward, the
+    backend): raised in its place (:func:`user_code`), so that the check takes it as it takes any
+    error of that code, a finding. :func:`error_line` names the original."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+#: Whether a ``KeyboardInterrupt`` is the user code's own (:func:`user_code`): in the runner's
+#: child, whose process group is its own, Ctrl-C reaches only its parent. Elsewhere it is Ctrl-C.
+interrupts_are_raised = False
+
+
+@contextlib.contextmanager
+def user_code() -> Iterator[None]:
+    """Run user code: a ``BaseException`` it raises that is not an ``Exception`` comes out as a
+    :class:`UserBaseException`; a ``KeyboardInterrupt`` only where it cannot be Ctrl-C
+    (:data:`interrupts_are_raised`)."""
+    try:
+        yield
+    except Exception:
+        raise
+    except KeyboardInterrupt as e:
+        if not interrupts_are_raised:
+            raise
+        raise UserBaseException(e) from e
+    except BaseException as e:
+        raise UserBaseException(e) from e
+
+
 def error_line(e: BaseException) -> str:
     """``Type: first line of the message`` (cut to 300 characters): how findings, refusals and
     internal errors name an exception. A message's later lines (a CUDA error's advice) are left
     out."""
+    if isinstance(e, UserBaseException):
+        e = e.error
     text = str(e).strip().splitlines()
     first = text[0] if text else ""
     if len(first) > _MAX_ERROR_CHARS:

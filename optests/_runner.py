@@ -6,6 +6,9 @@ killed) is reported for that task, and the next task gets a fresh child; so does
 one whose work raised (:class:`WorkFailed`), since what raised may have left the child unfit (a
 sticky CUDA error fails every later CUDA call in that process). This works the same
 with and without pytest-xdist, needs no worker-restart budget, and stops hangs in C code too.
+The child leads a process group of its own, which is killed with it: what a check forks does not
+outlive it, and the child's end is watched (a pidfd) besides its pipe, which a process it forked
+may hold open.
 Forking per task would cost about 50 ms a sample (measured); a long-lived child costs a pipe
 round trip.
 
@@ -17,6 +20,7 @@ run in-process, unprotected.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
@@ -31,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import _findings
 from ._findings import Stage, error_line
 
 _HEADER = struct.Struct("!Q")
@@ -62,6 +67,13 @@ MAX_CHILD_GROWTH = 1536 * 1024**2
 START_TIMEOUT = 300.0
 
 
+@dataclass(frozen=True)
+class _Unfit:
+    """An answer from a child that may not take another task (``fit`` said no)."""
+
+    value: Any
+
+
 class WorkFailed(RuntimeError):
     """The work raised in the child (or ``prepare`` did): the message holds the child's
     traceback, ``summary`` the exception's first line (``RuntimeError: CUDA error: ...``)."""
@@ -87,14 +99,18 @@ class IsolatedRunner:
         max_growth: int = MAX_CHILD_GROWTH,
         can_fork: Callable[[], bool] | None = None,
         prepare: Callable[[], None] | None = None,
+        fit: Callable[[], bool] | None = None,
     ) -> None:
         """``can_fork`` (default :func:`fork_is_safe`) is asked before each child starts.
         ``prepare`` is what a child needs before its first task (imports): it runs once in this
         process before the first fork, so that every forked child, a replaced one too, inherits it
         rather than paying for it on its first task. Where ``can_fork`` says no, the child is a
         fresh interpreter: ``work``, ``prepare`` and the tasks must pickle, and ``prepare`` runs
-        there before the first task, so that a task's timeout does not count the child's start."""
+        there before the first task, so that a task's timeout does not count the child's start.
+        ``fit``, asked in the child after each task, says whether the child may take another (a
+        task left state behind that cannot be undone): one that may not is replaced."""
         self._work = work
+        self._fit = fit
         self._max_growth = max_growth
         self._start_private = 0  # the child's private memory (:meth:`_private`) when it started
         self._can_fork = can_fork or fork_is_safe
@@ -104,6 +120,7 @@ class IsolatedRunner:
         self._tasks_w = self._results_r = -1
         self._stderr: Any = None
         self._statm = -1  # the child's /proc/PID/statm, open while it lives
+        self._pidfd = -1  # readable once the child has ended (Linux); -1 where not available
 
     @staticmethod
     def available() -> bool:
@@ -114,23 +131,34 @@ class IsolatedRunner:
         comes back as :class:`WorkFailed`, and the child that raised is replaced."""
         if not self.available():
             return self._work(task)
+        if self._pid is not None and self._ended():  # the child died between tasks
+            self._kill()
         if self._pid is None and (died := self._start()) is not None:
             return died
         try:
             _send(self._tasks_w, pickle.dumps(task))
         except BrokenPipeError:  # the child died between tasks: start another, once
-            self._reap()
+            self._kill()
             if (died := self._start()) is not None:
                 return died
             _send(self._tasks_w, pickle.dumps(task))
-        answer = self._answer(timeout, f"no result after {timeout:g} s; the process running the sample was killed")
+        try:
+            answer = self._answer(timeout, f"no result after {timeout:g} s; the process running the sample was killed")
+        except WorkFailed:
+            raise
+        except BaseException:  # interrupted (Ctrl-C) while the child works: it goes too
+            self._kill()
+            raise
+        if isinstance(answer, _Unfit):
+            self.close()  # the next task gets a fresh child
+            return answer.value
         if not isinstance(answer, Died) and self._private() - self._start_private > self._max_growth:
             self.close()  # the next task gets a fresh child
         return answer
 
     def _answer(self, timeout: float, timeout_message: str) -> Any | Died:
         try:
-            status, value = pickle.loads(_recv(self._results_r, time.monotonic() + timeout))
+            status, value = pickle.loads(_recv(self._results_r, time.monotonic() + timeout, self._pidfd))
         except TimeoutError:
             self._kill()
             return Died("timeout", timeout_message)
@@ -139,7 +167,7 @@ class IsolatedRunner:
         if status == "error":
             self._kill()  # unfit for the next task, maybe; and one in a bad state may not exit
             raise WorkFailed(*value)
-        return value
+        return _Unfit(value) if status == "unfit" else value
 
     def _private(self) -> int:
         """The child's resident memory less its file-backed pages, in bytes (0 where /proc is not
@@ -158,7 +186,7 @@ class IsolatedRunner:
         if self._pid is not None:
             os.close(self._tasks_w)  # the child sees EOF and exits
             self._tasks_w = -1
-            self._reap()
+            self._reap(wait=True)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -196,12 +224,13 @@ class IsolatedRunner:
         pid = _spawn_interpreter(tasks_r, results_w, self._stderr.fileno())
         os.close(tasks_r)
         os.close(results_w)
-        self._pid, self._tasks_w, self._results_r = pid, tasks_w, results_r
+        self._started(pid, tasks_w, results_r)
         # The child's first message: where to import from, then what to run (it answers "ready").
-        _send(tasks_w, pickle.dumps((sys.path, pickle.dumps((self._work, self._prepare)))))
+        _send(tasks_w, pickle.dumps((sys.path, pickle.dumps((self._work, self._prepare, self._fit)))))
 
     def _fork(self) -> None:
         tasks_r, tasks_w, results_r, results_w = self._open_channels()
+        parent = os.getpid()
         with warnings.catch_warnings():
             # Python 3.12+ warns on fork in a multi-threaded process (xdist's IO thread); the
             # child only uses its own pipes and never the parent's threads or locks.
@@ -209,31 +238,50 @@ class IsolatedRunner:
             pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             try:
+                with contextlib.suppress(OSError):  # a group of its own: what it forks dies with it
+                    os.setpgid(0, 0)
+                _die_with(parent)
                 os.close(tasks_w)
                 os.close(results_r)
-                _serve(self._work, tasks_r, results_w, self._stderr.fileno())
+                _serve(self._work, tasks_r, results_w, self._stderr.fileno(), self._fit)
             finally:
                 os._exit(0)
         os.close(tasks_r)
         os.close(results_w)
+        with contextlib.suppress(OSError):  # as the child does: whichever runs first (it may have exited)
+            os.setpgid(pid, pid)
+        self._started(pid, tasks_w, results_r)
+
+    def _started(self, pid: int, tasks_w: int, results_r: int) -> None:
         self._pid, self._tasks_w, self._results_r = pid, tasks_w, results_r
+        try:
+            self._pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # not Linux 5.3+: a death shows as the pipe's end only
+            self._pidfd = -1
+
+    def _ended(self) -> bool:
+        """Whether the child has ended (False where that cannot be told without waiting)."""
+        return self._pidfd >= 0 and bool(select.select([self._pidfd], [], [], 0)[0])
 
     def _kill(self) -> None:
         if self._pid is not None:
-            try:
-                os.kill(self._pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self._reap()
+            self._reap(wait=False)
 
-    def _reap(self) -> int:
-        """Wait for the child to end, close our ends of its pipes; its exit status."""
+    def _reap(self, wait: bool = True) -> int:
+        """Kill the child's process group (``wait``: once the child has ended by itself), so that
+        nothing it forked outlives it; wait for it, close our ends of its pipes; its exit status."""
         assert self._pid is not None
+        if wait and hasattr(os, "waitid"):  # without reaping it: its group's id stays its own
+            with contextlib.suppress(ChildProcessError):
+                os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOWAIT)
+        for kill in (os.killpg, os.kill):  # the group; the child itself, if it has none (yet)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(self._pid, signal.SIGKILL)
         _, status = os.waitpid(self._pid, 0)
-        for fd in (self._tasks_w, self._results_r, self._statm):
+        for fd in (self._tasks_w, self._results_r, self._statm, self._pidfd):
             if fd >= 0:
                 os.close(fd)
-        self._pid, self._tasks_w, self._results_r, self._statm = None, -1, -1, -1
+        self._pid, self._tasks_w, self._results_r, self._statm, self._pidfd = None, -1, -1, -1, -1
         return status
 
     def _describe_death(self) -> str:
@@ -263,8 +311,9 @@ def _spawn_interpreter(tasks_r: int, results_w: int, stderr_fd: int) -> int:
     try:
         return os.posix_spawn(
             sys.executable,
-            [sys.executable, "-m", __name__, str(tasks_r), str(results_w)],
+            [sys.executable, "-m", __name__, str(tasks_r), str(results_w), str(os.getpid())],
             os.environ,
+            setpgroup=0,  # a group of its own, as a forked child's
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                 (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
@@ -280,6 +329,7 @@ def _spawn_interpreter(tasks_r: int, results_w: int, stderr_fd: int) -> int:
 
 def _main() -> None:  # pragma: no cover - runs in a child started by _spawn_interpreter
     tasks_r, results_w = int(sys.argv[1]), int(sys.argv[2])
+    _die_with(int(sys.argv[3]))
     try:
         path, pickled = pickle.loads(_recv(tasks_r, None))
     except EOFError:
@@ -287,17 +337,38 @@ def _main() -> None:  # pragma: no cover - runs in a child started by _spawn_int
     sys.path[:] = path  # the parent's: the work and the tasks may live in modules found through it
     ready: tuple[str, tuple[str, str] | None] = ("ok", None)
     try:
-        work, prepare = pickle.loads(pickled)
+        work, prepare, fit = pickle.loads(pickled)
         if prepare is not None:
             prepare()
     except BaseException:
         ready = ("error", _failure())
     _send(results_w, pickle.dumps(ready))
     if ready[0] == "ok":
-        _serve(work, tasks_r, results_w, 2)
+        _serve(work, tasks_r, results_w, 2, fit)
 
 
-def _serve(work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: int) -> None:  # pragma: no cover
+def _die_with(parent: int) -> None:  # pragma: no cover - runs in the child
+    """Have the kernel kill this process when ``parent`` (its parent) dies (Linux's
+    ``PR_SET_PDEATHSIG``): in a process group of its own, it does not get what is sent to its
+    parent's group (a CI job's end), and a child hung in a check would outlive the run."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux
+        return
+    if os.getppid() != parent:  # it died before the call
+        os._exit(1)
+
+
+def _serve(  # pragma: no cover
+    work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: int, fit: Callable[[], bool] | None = None
+) -> None:
+    """Run tasks until the parent closes the pipe. An exception of the work is an error of
+    optests (:class:`WorkFailed`); a ``BaseException`` that is not one (``SystemExit``, a
+    ``KeyboardInterrupt`` raised, not Ctrl-C: that reaches only the parent's process group) came
+    from user code the work ran, and ends this process as it would any: a ``crash`` of the task."""
+    _findings.interrupts_are_raised = True
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(stderr_fd, 2)
@@ -309,10 +380,23 @@ def _serve(work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: 
         os.ftruncate(2, 0)
         os.lseek(2, 0, os.SEEK_SET)
         try:
-            payload = pickle.dumps(("ok", work(task)))
-        except BaseException:  # the work raised, or its answer does not pickle
+            value = work(task)
+            payload = pickle.dumps(("ok" if fit is None or fit() else "unfit", value))
+        except Exception:  # the work raised, or its answer does not pickle
             payload = pickle.dumps(("error", _failure()))
+        except BaseException as e:  # user code's: the process ends, with its traceback as last output
+            with contextlib.suppress(OSError):
+                os.write(2, traceback.format_exc().encode(errors="replace"))  # fd 2: the parent reads it
+            os._exit(_exit_status(e))
         _send(results_w, payload)
+
+
+def _exit_status(e: BaseException) -> int:
+    """The status a process ends with on ``e``, as Python's own: ``SystemExit``'s code (1 for
+    one that is not a number), 130 for a ``KeyboardInterrupt`` (as a shell says Ctrl-C), else 1."""
+    if isinstance(e, SystemExit):
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return 130 if isinstance(e, KeyboardInterrupt) else 1
 
 
 def _send(fd: int, payload: bytes) -> None:
@@ -321,19 +405,26 @@ def _send(fd: int, payload: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
-def _recv(fd: int, deadline: float | None) -> bytes:
-    header = _read_exactly(fd, _HEADER.size, deadline)
+def _recv(fd: int, deadline: float | None, pidfd: int = -1) -> bytes:
+    """One message from ``fd``. ``pidfd`` (the writer's, where known): once the writer has ended,
+    what it did not write is never coming, even while a process it forked holds the pipe open."""
+    header = _read_exactly(fd, _HEADER.size, deadline, pidfd)
     (size,) = _HEADER.unpack(header)
-    return _read_exactly(fd, size, deadline)
+    return _read_exactly(fd, size, deadline, pidfd)
 
 
-def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes:
+def _read_exactly(fd: int, size: int, deadline: float | None, pidfd: int = -1) -> bytes:
     chunks = []
     while size:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+        if deadline is not None or pidfd >= 0:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
                 raise TimeoutError
+            ready = select.select([fd] if pidfd < 0 else [fd, pidfd], [], [], remaining)[0]
+            if not ready:
+                raise TimeoutError
+            if fd not in ready and not select.select([fd], [], [], 0)[0]:  # the writer ended, nothing left
+                raise EOFError
         chunk = os.read(fd, min(size, 1 << 20))
         if not chunk:
             raise EOFError

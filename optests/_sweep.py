@@ -24,7 +24,7 @@ import pytest
 from . import _durations, _registry, _results
 from ._case import Case, SelectionError, collect, select_ops, split_of
 from ._env import environment, now
-from ._execute import decoration_skip, execute_in_child, prepare_child
+from ._execute import child_fit, decoration_skip, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_name
@@ -191,7 +191,9 @@ class Sweep:
             )
             return
         if self._runner is None:
-            self._runner = IsolatedRunner(execute_in_child, prepare=functools.partial(prepare_child, self.settings.dbs))
+            self._runner = IsolatedRunner(
+                execute_in_child, prepare=functools.partial(prepare_child, self.settings.dbs), fit=child_fit
+            )
         start = time.perf_counter()
         try:
             answer = self._runner.run(case, self.settings.timeout)

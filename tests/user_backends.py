@@ -48,3 +48,31 @@ def upcast(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Call
         return [o.half() if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o for o in out]
 
     return run
+
+
+def leaves_grad_off(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Faithful, but turns grad mode off after each call, and leaves it off."""
+
+    def run(*args: Any) -> Any:
+        out = gm.forward(*args)
+        torch.set_grad_enabled(False)
+        return out
+
+    return run
+
+
+class Odd(BaseException):
+    """Neither an ``Exception`` nor ``SystemExit`` nor ``KeyboardInterrupt``."""
+
+
+def _raising(error: BaseException) -> Callable[..., Any]:
+    def backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+        raise error
+
+    return backend
+
+
+#: Backends that raise, as they compile, what ends a process: findings of theirs, not errors of optests.
+exits = _raising(SystemExit(3))
+interrupts = _raising(KeyboardInterrupt())
+raises_odd = _raising(Odd("odd"))
