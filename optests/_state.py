@@ -87,8 +87,16 @@ _SETTINGS: tuple[tuple[str, Callable[[], Any], Callable[[Any], None] | None], ..
 
 
 def _set_cudnn(*flags: bool) -> None:
-    for name, value in zip(_CUDNN, flags):
-        setattr(torch.backends.cudnn, name, value)
+    """Set cuDNN's flags through torch's own setters: torch's test utilities (imported with the
+    OpInfo databases) forbid setting them as attributes (``disable_global_flags``)."""
+    setters = (
+        torch._C._set_cudnn_enabled,
+        torch._C._set_cudnn_deterministic,
+        torch._C._set_cudnn_benchmark,
+        torch._C._set_cudnn_allow_tf32,
+    )
+    for set_flag, value in zip(setters, flags):
+        set_flag(value)
 
 
 def _set_autocast(devices: tuple[tuple[bool, torch.dtype], ...], cache: bool) -> None:

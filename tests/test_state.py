@@ -29,7 +29,7 @@ LEAKS: dict[str, Callable[[], object]] = {
     "default dtype": lambda: torch.set_default_dtype(torch.float64),
     "default device": lambda: torch.set_default_device("meta"),
     "deterministic algorithms": lambda: torch.use_deterministic_algorithms(True, warn_only=True),
-    "cudnn deterministic": lambda: setattr(torch.backends.cudnn, "deterministic", True),
+    "cudnn deterministic": lambda: torch._C._set_cudnn_deterministic(True),
     "mkldnn": lambda: torch._C._set_mkldnn_enabled(False),
     "anomaly mode": lambda: torch.set_anomaly_enabled(True),
     "autocast": lambda: torch.set_autocast_enabled("cpu", True),
