@@ -336,6 +336,7 @@ def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int, redraw:
     and with ``redraw`` randomized_sample: the same sample drawn under the randomized rerun's seed).
     None where the lines cannot name it (a module database's ModuleInfo that cannot be found)."""
     from ._modules import ModuleEntry, setup_lines
+    from ._script import comment_text
 
     entry = opinfo(ref)
     if isinstance(entry, ModuleEntry):
@@ -347,7 +348,7 @@ def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int, redraw:
     return "\n".join(
         [
             f"from {module} import {attr}",
-            f"op = list({attr})[{ref.index}]  # {ref.id}",
+            f"op = list({attr})[{ref.index}]  # {comment_text(ref.id)}",
             f"torch.manual_seed({SAMPLE_SEED})",
             f"sample = {draw.format('')}",
             "func, args, kwargs = op.op, [sample.input, *sample.args], sample.kwargs",
