@@ -244,3 +244,21 @@ def test_last_failed_and_stepwise_runs_report_no_stale_entries(sweep: pytest.Pyt
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "stale registry entry" not in result.stdout.str()
     assert "deselected" in result.stdout.str() if flag == "--sw" else "rerun previous 2 failures" in result.stdout.str()
+
+
+def test_an_entry_of_a_backend_no_process_knows_is_stale_and_fails_a_strict_run(sweep: pytest.Pytester) -> None:
+    """A misspelt backend (``inductr``) is a name a module might register, so it loads; but the
+    run knows no such backend, so it is reported stale whatever the run selects (this run checks
+    aot_eager alone), and a strict run fails on it."""
+    entry = {
+        "op": "good", "variant": "", "mode": "static", "dtype": "float32", "device": "cpu", "status": "xfail",
+        "stage": "forward", "reason": "misspelt", "samples": "0", "backend": "inductr",
+    }  # fmt: skip
+    (sweep.path / "expected_failures.json").write_text(json.dumps({"schema_version": 4, "entries": [entry]}))
+    args = [*DB, "--optests-ops=good", "--optests-modes=static"]
+    result = sweep.runpytest_subprocess(*args, "--optests-strict-registry")
+    result.stdout.fnmatch_lines(
+        ["stale registry entry (matches no collected sample): good static float32 cpu @inductr forward *"]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert sweep.runpytest_subprocess(*args).ret == pytest.ExitCode.OK  # reported, not failed, unless strict
