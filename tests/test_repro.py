@@ -328,3 +328,26 @@ def test_a_script_compiles_whatever_the_names_and_reprs_of_what_it_mentions(text
     options = {"dynamic": False, "assert_equals_fn": op}
     standalone, _ = _repro.standalone(op, args, {}, options, summary=text, script_name="s.py", saved_name="s.pt")
     _compiles(standalone)
+
+
+def test_a_finding_s_repro_names_an_op_of_any_name_in_a_comment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The few-line repro rebuilds a database's sample by index, and names the op in a comment:
+    an op's name may hold a line break (or a NUL), which a comment must not end at."""
+    from optests import _opinfo
+
+    name = "odd\nimport os; os._exit(3)\x00"
+    (tmp_path / "odd_named_ops.py").write_text(
+        "import torch\n"
+        "from torch.testing._internal.common_dtype import floating_types\n"
+        "from torch.testing._internal.opinfo.core import OpInfo, SampleInput\n"
+        "def _samples(op, device, dtype, requires_grad, **kwargs):\n"
+        "    yield SampleInput(torch.ones(2, device=device, dtype=dtype, requires_grad=requires_grad))\n"
+        f"ops = [OpInfo({name!r}, op=torch.sin, dtypes=floating_types(), sample_inputs_func=_samples)]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (ref,) = _opinfo.all_ops(["odd_named_ops:ops"])
+    setup = _opinfo.repro_setup(ref, "cpu", torch.float32, 0)
+    assert setup is not None
+    namespace: dict[str, Any] = {}
+    exec(compile("import torch\n" + setup, "repro.py", "exec"), namespace)
+    assert namespace["func"] is torch.sin
