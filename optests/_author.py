@@ -134,15 +134,16 @@ def resolve(names: Sequence[str]) -> list[Target]:
     """Targets for OpInfo names or globs (``sin``, ``nn.functional.conv*``), module names
     (``nn.Linear``: each of its training modes; ``nn.BatchNorm2d.eval``: one), a ModuleInfo or an
     ``nn.Module`` instance of your own (``MODULE:ATTRIBUTE``) and qualified custom ops (``mylib::myop``). An unknown name is an
-    :class:`AuthorError` with close matches."""
-    targets: list[Target] = []
+    :class:`AuthorError` with close matches. An op named twice is checked once; two ops of one
+    name (``NAME.VARIANT``), whose results would clash, are an :class:`AuthorError` naming both."""
+    found: list[tuple[Target, str]] = []
     refs = None
     for name in names:
         if "::" in name:
-            targets.append(Target(name, _custom_op(name)))
+            found.append((Target(name, _custom_op(name)), f"custom op {name}"))
             continue
         if ":" in name:
-            targets.extend(_module_info(name))
+            found.extend((t, name) for t in _module_info(name))
             continue
         refs = refs if refs is not None else _opinfo.all_ops(KNOWN_DBS)
         matched = _opinfo.select(refs, [name])
@@ -151,7 +152,21 @@ def resolve(names: Sequence[str]) -> list[Target]:
             close = difflib.get_close_matches(name, sorted(known), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise AuthorError(f"unknown op {name!r}: no OpInfo or ModuleInfo in {', '.join(KNOWN_DBS)} matches{hint}")
-        targets.extend(Target(r.name, _opinfo.opinfo(r).op, _opinfo.opinfo(r)) for r in matched)
+        found.extend((Target(r.name, _opinfo.opinfo(r).op, _opinfo.opinfo(r)), r.source) for r in matched)
+    return _unique(found)
+
+
+def _unique(found: Sequence[tuple[Target, str]]) -> list[Target]:
+    """The targets without repeats; an :class:`AuthorError` where two are other ops of one name."""
+    first: dict[str, tuple[Target, str]] = {}
+    targets = []
+    for target, source in found:
+        seen = first.get(target.name)
+        if seen is None:
+            first[target.name] = (target, source)
+            targets.append(target)
+        elif seen[1] != source and (seen[0].func is not target.func or seen[0].opinfo is not target.opinfo):
+            raise AuthorError(f"two ops have the id {target.name!r}: {seen[1]} and {source}; their results would clash, name one")
     return targets
 
 

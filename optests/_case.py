@@ -71,6 +71,7 @@ def select_ops(settings: Settings) -> list[OpRef]:
 
     try:
         refs = _opinfo.select(_opinfo.all_ops(settings.dbs), settings.ops)
+        _opinfo.refuse_clashes(refs)
     except _opinfo.DatabaseError as e:
         raise SelectionError(f"--optests-dbs: {e}") from None
     if not refs:

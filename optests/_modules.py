@@ -27,6 +27,8 @@ from typing import Any
 
 import torch
 
+from ._script import comment_text
+
 #: The in-tree test whose ``DecorateInfo`` decorations (and a ModuleInfo's plain decorators) the
 #: sweep honours, by mode (static, dynamic).
 TEST_CLASS = "TestEagerFusionModuleInfo"
@@ -217,7 +219,7 @@ def setup_lines(entry: ModuleEntry, device: str, dtype: torch.dtype, index: int,
         [
             line,
             f"from {__name__} import module_samples",
-            f"info = {info}  # {entry.name}, {entry.variant_test_name} mode",
+            f"info = {info}  # {comment_text(f'{entry.name}, {entry.variant_test_name} mode')}",
             f"((func, args, kwargs),) = {call.format(seed)}",
         ]
         + ([f"randomized_sample = tuple({call.format(redraw)}[0][1:])"] if redraw is not None else [])
@@ -233,11 +235,14 @@ def script_source(call: ModuleCall) -> tuple[list[str], str]:
     origin = _ORIGINS.get(call)
     found = _info_expr(origin[0]) if origin is not None else None
     if origin is None or found is None:
-        return [], f"None  # TODO: {call!r} cannot be rebuilt by name; build the module and pass ModuleCall(module)"
+        return (
+            [],
+            f"None  # TODO: {comment_text(repr(call))} cannot be rebuilt by name; build the module and pass ModuleCall(module)",
+        )
     entry, device, dtype, index, seed = origin
     line, info = found
     copied = copy_definitions(__name__, ["module_samples"])  # headed "# -- from optests._modules"
     return [*copied.imports, line, f"\n\n{copied.code}\n"], (
         f"module_samples({info}, {device!r}, {dtype}, {entry.training}, {seed}, only={index})[0][0]"
-        f"  # {entry.name}, {entry.variant_test_name} mode, ModuleInput {index}"
+        f"  # {comment_text(f'{entry.name}, {entry.variant_test_name} mode')}, ModuleInput {index}"
     )

@@ -76,6 +76,12 @@ class OpRef:
     def id(self) -> str:
         return f"{self.name}.{self.variant}" if self.variant else self.name
 
+    @property
+    def source(self) -> str:
+        """Where it is, for a message: ``mymod:ops[3] (name 'a', variant 'b')``."""
+        variant = f", variant {self.variant!r}" if self.variant else ""
+        return f"{self.db}[{self.index}] (name {self.name!r}{variant})"
+
 
 @functools.cache
 def _load(db: str) -> tuple[Any, ...]:
@@ -157,6 +163,19 @@ def all_ops(dbs: Sequence[str] = BUILTIN_DBS) -> list[OpRef]:
         for i, op in enumerate(_load(db)):
             refs.append(OpRef(db, op.name, op.variant_test_name, i))
     return refs
+
+
+def refuse_clashes(refs: Sequence[OpRef]) -> None:
+    """A :class:`DatabaseError` where two of ``refs`` share an op id (``name`` or ``name.variant``),
+    in one database or across two: their samples' test ids, results and registry entries would
+    be one. The message names the id and both ops."""
+    seen: dict[str, OpRef] = {}
+    for ref in refs:
+        first = seen.setdefault(ref.id, ref)
+        if first is not ref:
+            raise DatabaseError(
+                f"two ops have the id {ref.id!r}: {first.source} and {ref.source}; their test ids would clash, rename one"
+            )
 
 
 def select(refs: Sequence[OpRef], patterns: Sequence[str]) -> list[OpRef]:
@@ -336,6 +355,7 @@ def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int, redraw:
     and with ``redraw`` randomized_sample: the same sample drawn under the randomized rerun's seed).
     None where the lines cannot name it (a module database's ModuleInfo that cannot be found)."""
     from ._modules import ModuleEntry, setup_lines
+    from ._script import comment_text
 
     entry = opinfo(ref)
     if isinstance(entry, ModuleEntry):
@@ -347,7 +367,7 @@ def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int, redraw:
     return "\n".join(
         [
             f"from {module} import {attr}",
-            f"op = list({attr})[{ref.index}]  # {ref.id}",
+            f"op = list({attr})[{ref.index}]  # {comment_text(ref.id)}",
             f"torch.manual_seed({SAMPLE_SEED})",
             f"sample = {draw.format('')}",
             "func, args, kwargs = op.op, [sample.input, *sample.args], sample.kwargs",

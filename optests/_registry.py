@@ -32,6 +32,9 @@ from ._results import SampleResult, describe_os_error, readable_version
 SCHEMA_VERSION = 4
 READABLE_VERSIONS = (1, 2, 3, 4)
 DEFAULT_PATH = "expected_failures.json"
+#: The oldest torch release series optests supports (``pyproject.toml``: ``torch>=2.13``): an
+#: entry's range must hold for it or a later one.
+OLDEST_TORCH = "2.13"
 
 
 class Status(str, enum.Enum):
@@ -250,6 +253,10 @@ def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
         )
     if "backend" in raw and not re.fullmatch(BACKEND_NAME, raw["backend"]):
         raise RegistryError(f"{label}: backend {raw['backend']!r} is not a backend's name (letters, digits, '_', '.', ':')")
+    backend = raw.get("backend", DEFAULT_BACKEND)
+    problem = _backend_problem(backend, raw["mode"])
+    if problem:
+        raise RegistryError(f"{label}: backend {backend!r} {problem}, so the entry can never match")
     if raw.get("torch"):
         try:
             clauses = list(SpecifierSet(raw["torch"]))
@@ -259,6 +266,13 @@ def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
         if not all(_SERIES_CLAUSE.match(str(c)) for c in clauses):
             raise RegistryError(
                 f"{label}: torch {raw['torch']!r} names a finer version than a release series; use bounds such as '>=2.13,<2.15' or '==2.13.*'"
+            )
+        if not _holds_for_some_release(raw["torch"]):
+            raise RegistryError(f"{label}: torch {raw['torch']!r} holds for no torch release, so the entry can never match")
+        if not _holds_for_some_release(raw["torch"], OLDEST_TORCH):
+            raise RegistryError(
+                f"{label}: torch {raw['torch']!r} holds only for releases before {OLDEST_TORCH}, the oldest optests "
+                "supports, so the entry can never match"
             )
     return Entry(
         op=raw["op"],
@@ -275,6 +289,44 @@ def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
         transform=raw.get("transform", ""),
         backend=raw.get("backend", DEFAULT_BACKEND),
     )
+
+
+def _holds_for_some_release(torch: str, oldest: str = "0.0") -> bool:
+    """Whether the range ``torch`` (clauses of release series: ``<2.15``, ``>=2.13``, ``==2.13.*``,
+    ``!=2.14.*``) holds for some release series at or after ``oldest``. The least series it holds
+    for, if any, is ``oldest``, a series a clause names, the next after one (``2.14`` -> ``2.15``)
+    or the first of the next major (``3.0``): those are the ones tried."""
+    specifier = SpecifierSet(torch, prereleases=True)
+    named = [Version(oldest), *(Version(c.version.removesuffix(".*")) for c in specifier)]
+    tried = {Version(f"{v.major}.{v.minor + step}") for v in named for step in (0, 1)} | {
+        Version(f"{v.major + 1}.0") for v in named
+    }
+    return any(v >= Version(oldest) and v in specifier for v in tried)
+
+
+def _backend_problem(backend: str, mode: str) -> str:
+    """What makes an entry of ``backend`` in ``mode`` one no run can make, as far as it is known
+    for sure before any backend is registered; "" where it may match. A plain name that is not
+    built in may be registered later (``optests._backends.register``): it is judged by the run
+    (:func:`stale`)."""
+    from ._backends import BACKENDS, DYNAMO
+
+    if backend.startswith(DYNAMO):
+        if not backend.removeprefix(DYNAMO):
+            return "names no Dynamo backend (dynamo:NAME)"
+        nofunc = False  # torch.compile: no switch to turn functionalization off
+    elif ":" in backend:
+        module, _, attribute = backend.partition(":")
+        if not all(part.isidentifier() for part in module.split(".")) or not attribute.isidentifier():
+            return "is neither a known backend, dynamo:NAME nor MODULE:ATTRIBUTE"
+        nofunc = False  # a user's backend runs through torch.compile
+    elif backend in BACKENDS:
+        nofunc = BACKENDS[backend].nofunc
+    else:
+        return ""
+    if mode.endswith("-nofunc") and not nofunc:
+        return f"cannot compile without functionalization, as mode {mode!r} asks"
+    return ""
 
 
 def release_series(version: str) -> str:
@@ -488,14 +540,19 @@ def stale(
     torch_version: str,
 ) -> list[Entry]:
     """Entries that apply to this torch, match no collected sample and lie inside the run's
-    selection. ``collected`` maps a scope to the indices of its collected samples;
-    ``in_selection`` is asked only of entries that match none (it may load databases)."""
+    selection, or that name a backend no run of this process can have (a plain name neither
+    built in nor registered: a misspelt ``inductr``). ``collected`` maps a scope to the indices of
+    its collected samples; ``in_selection`` is asked only of entries that match none (it may load
+    databases)."""
+    from ._backends import BACKENDS
+
     out = []
     for e in entries:
         if not _applies(e, torch_version):
             continue
         matched = e.scope in collected and (e.samples is None or bool(collected[e.scope].intersection(e.samples)))
-        if not matched and in_selection(e):
+        unknown = ":" not in e.backend and e.backend not in BACKENDS
+        if unknown or (not matched and in_selection(e)):
             out.append(e)
     return out
 

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from . import _check, _patterns, _source
-from ._script import _call_lines, _float, func_name, func_source, render, setup_source
+from ._script import _call_lines, _float, comment_text, func_name, func_source, render, setup_source
 
 __all__ = ["func_name", "func_source", "render", "setup_source", "standalone", "write_standalone"]
 
@@ -28,14 +28,15 @@ __all__ = ["func_name", "func_source", "render", "setup_source", "standalone", "
 # The standalone script.
 
 _HEADER = '''\
-"""Repro written by `optests check`: {summary}
+"""Repro written by `optests check`: what it found, and how to run it, in the comment below.
 
-It needs torch and the module that registers the op, not optests:
-    python {script}
+It needs torch and the module that registers the op, not optests.
 It runs the call below eagerly and under AOTAutograd and compares them with optests' own check,
 whose code is copied at the end of this file. It prints what differs and exits with status 1
 while the bug is there, 0 once it is fixed.
 """
+
+{found}
 
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def _callable_expr(fn: Any, imports: list[str]) -> str:
         return str(name)
     named_imports, named = func_source(fn)
     if "TODO" in named:
-        return f"assert_close_equal_nan  # TODO: the check used {func_name(fn)}, which cannot be named here"
+        return f"assert_close_equal_nan  # TODO: the check used {comment_text(func_name(fn))}, which cannot be named here"
     imports.extend(named_imports)
     return named
 
@@ -155,11 +156,16 @@ def standalone(
     op_imports = [f"import {m}  # registers the op" for m in imports] + [
         i for i in func_imports + input_imports + main_imports if not any(i.startswith(f"import {m} ") for m in imports)
     ]
-    header = _HEADER.format(summary=summary.replace('"""', "'''"), script=script_name)
-    top_imports = set(header.splitlines())
+    # what the finding says is text, not code: comment lines, escaped where Python could not hold it
+    found = [
+        (("# Found: " if i == 0 else "#   ") + comment_text(line)).rstrip() for i, line in enumerate(summary.splitlines() or [""])
+    ]
+    found.append(f"# Run it from your project: python {comment_text(script_name)}")
+    header = _HEADER.format(found="\n".join(found))
+    top_imports = set(_HEADER.splitlines())
     load = (
         [
-            f"# Storages too large to write out here, and objects with no literal, are in {saved_name} beside this script.",
+            f"# Storages too large to write out here, and objects with no literal, are in {comment_text(saved_name)} beside this script.",
             f"SAVED = torch.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), {saved_name!r}), weights_only=False)",
         ]
         if saved
@@ -223,5 +229,5 @@ def write_standalone(
         torch.save(saved, saved_path)
     else:
         saved_path.unlink(missing_ok=True)
-    script.write_text(text)
+    script.write_text(text, encoding="utf-8")  # Python reads source as UTF-8, whatever the locale
     return script

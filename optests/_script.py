@@ -12,7 +12,7 @@ import io
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import torch
 
@@ -43,6 +43,18 @@ _REPR_TYPES = (
 )
 
 
+def comment_text(text: object) -> str:
+    """``text`` as it may stand in a comment of a generated script, whatever it holds: what is
+    not printable (a line break, which would end the comment; a NUL or a lone surrogate, which no
+    Python source may hold) is written as its escape (``\\n``, ``\\x00``, ``\\udc80``); the rest as it is."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def _dotted(name: object) -> TypeGuard[str]:
+    """Whether ``name`` can follow ``import`` in a script: a dotted name of identifiers."""
+    return isinstance(name, str) and all(part.isidentifier() for part in name.split("."))
+
+
 def func_name(func: Callable[..., Any]) -> str:
     """A short readable name: ``aten.sin.default``, ``mylib::foo``, ``torch.nn.functional.relu``."""
     if isinstance(func, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
@@ -66,15 +78,15 @@ def func_source(func: Callable[..., Any]) -> tuple[list[str], str]:
     if isinstance(qualname, str) and "::" in qualname:
         ns, name = qualname.split("::", 1)
         module = getattr(getattr(func, "_init_fn", None), "__module__", None)
-        imports = [f"import {module}  # registers {qualname}"] if module and module != "__main__" else []
+        imports = [f"import {module}  # registers {comment_text(qualname)}"] if _dotted(module) and module != "__main__" else []
         return imports, f"torch.ops.{ns}.{name}.default"
     owner, method = getattr(func, "__objclass__", None), getattr(func, "__name__", "")
     if isinstance(owner, type) and issubclass(owner, torch._C.TensorBase) and getattr(torch.Tensor, method, None) is func:
         return [], f"torch.Tensor.{method}"  # a method, as an OpInfo's in-place variant: torch.Tensor.mul_
     module = getattr(func, "__module__", None)
-    if module and module != "__main__":
+    if _dotted(module) and module != "__main__":
         for name in (getattr(func, "__qualname__", ""), getattr(func, "__name__", "")):
-            if name and "<" not in name and _resolves(module, name, func):
+            if _dotted(name) and _resolves(module, name, func):
                 # `import torch` does not import every submodule (torch.testing._internal.hop_db)
                 return ([] if module == "torch" else [f"import {module}"]), f"{module}.{name}"
     return [], f"None  # TODO: {func_name(func)!r} cannot be imported by name; define it here"
@@ -201,7 +213,7 @@ class _Inputs:
 
     def _line(self, prefix: str, code: str, comment: str = "") -> str:
         name = self._name(prefix)
-        self.lines.append(f"{name} = {code}" + (f"  # {comment}" if comment else ""))
+        self.lines.append(f"{name} = {code}" + (f"  # {comment_text(comment)}" if comment else ""))
         return name
 
     def _save(self, obj: Any) -> str | None:

@@ -423,7 +423,16 @@ class Sweep:
         return not self.config.getoption("lf", False) and not any("::" in str(a) for a in self.config.args)
 
     def _in_selection(self, e: _registry.Entry) -> bool:
+        """Whether the run selects ``e``'s samples, so that matching none of them makes it stale.
+        An entry of a derived sample no transform makes (``noncontiguous-0``, ``tangents-3``) is
+        in every run's selection: it can never match, and that is known only here, where the
+        transforms' rows (which import torch) may be read."""
         s = self.settings
+        if e.transform:
+            from ._transforms import makes
+
+            if not makes(e.transform):
+                return True
         return (
             e.mode in s.modes
             and e.dtype in s.dtypes

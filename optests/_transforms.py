@@ -57,6 +57,7 @@ __all__ = [
     "derive",
     "parse_transforms",
     "judged_dtype",
+    "makes",
     "not_applicable",
     "shrink_resized",
     "shrinkable",
@@ -731,6 +732,19 @@ def transform_of(name: str) -> Transform:
     if not isinstance(row, Transform):
         raise TypeError(f"{where}={type(row).__name__}, but expected a Transform [the declaration of {name!r}]")
     return row
+
+
+def makes(suffix: str) -> bool:
+    """Whether some derived sample's suffix can be ``suffix``, by its transform's row: with an
+    index where the transform has them (``transposed-0``, ``noncontiguous``), and for a call
+    pattern an index below its count (``tangents`` has three: ``tangents-3`` is none)."""
+    name = transform_name(suffix)
+    if name not in DERIVATIONS:
+        return False
+    row = transform_of(name)
+    if name == suffix:
+        return row.unindexed
+    return not row.unindexed and (row.pattern is None or int(suffix.rpartition("-")[2]) < row.count)
 
 
 def shrinkable(suffix: str) -> bool:

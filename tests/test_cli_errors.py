@@ -511,3 +511,44 @@ def test_concurrent_ingests_into_a_new_database_all_succeed(tmp_path: Path) -> N
         assert [rc for rc, _, _ in done] == [0] * n, [err for _, _, err in done]
         with History(db) as h:
             assert sorted(r.source for r in h.runs()) == [f"r{i}.json" for i in range(n)]
+
+
+# -- ops that clash: two ops of one id --------------------------------------------------------------
+
+_TWINS = """
+import torch
+from torch.testing._internal.common_modules import FunctionInput, ModuleInfo, ModuleInput
+
+
+class Twin(torch.nn.Module):
+    def forward(self, x):
+        return x.sin()
+
+
+def _inputs(module_info, device, dtype, requires_grad, training, **kwargs):
+    x = torch.randn(2, device=device, dtype=dtype, requires_grad=requires_grad)
+    return [ModuleInput(constructor_input=FunctionInput(), forward_input=FunctionInput(x))]
+
+
+FIRST = ModuleInfo(Twin, module_inputs_func=_inputs)
+SECOND = ModuleInfo(Twin, module_inputs_func=_inputs)
+"""
+
+
+def test_check_refuses_two_ops_of_one_id_and_checks_an_op_named_twice_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "twin_modules.py").write_text(_TWINS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from optests import _author
+
+    code, out, err = _main(capsys, "check", "twin_modules:FIRST", "twin_modules:SECOND")
+    name = _author.resolve(["twin_modules:FIRST"])[0].name
+    assert (code, out) == (2, "")
+    assert err == (
+        f"optests check: error: two ops have the id {name!r}: twin_modules:FIRST and twin_modules:SECOND; "
+        "their results would clash, name one\n"
+    )
+    assert [t.name for t in _author.resolve(["twin_modules:FIRST", "twin_modules:FIRST"])] == [name]
+    assert [t.name for t in _author.resolve(["sin", "si?"])] == ["sin"]

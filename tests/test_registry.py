@@ -28,6 +28,7 @@ from optests._registry import (
     parse_ranges,
     ranges,
     reason_from,
+    stale,
 )
 from optests._results import ResultsError, SampleResult, merge
 
@@ -654,3 +655,112 @@ def test_a_skip_entry_keeps_its_samples_and_those_derived_from_them_from_running
     assert registry.skip_entry(scope._replace(transform="transposed-0"), 1) == skip
     assert registry.skip_entry(scope._replace(transform="transposed-0"), 2) is None  # an xfail entry runs its samples
     assert registry.skip_entry(scope, 2) is None
+
+
+# -- entries that can never match ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"torch": "<2.0"}, "torch '<2.0' holds only for releases before 2.13, the oldest optests supports"),
+        ({"torch": "<2.13"}, "torch '<2.13' holds only for releases before 2.13, the oldest optests supports"),
+        ({"torch": "==1.9.*"}, "torch '==1.9.*' holds only for releases before 2.13, the oldest optests supports"),
+        ({"torch": ">=2.15,<2.13"}, "torch '>=2.15,<2.13' holds for no torch release"),
+        ({"torch": ">=2.14,<2.14"}, "torch '>=2.14,<2.14' holds for no torch release"),
+        ({"torch": "==2.13.*,==2.14.*"}, "torch '==2.13.*,==2.14.*' holds for no torch release"),
+        ({"torch": ">=2.13,<2.15,!=2.13.*,!=2.14.*"}, "torch '>=2.13,<2.15,!=2.13.*,!=2.14.*' holds for no torch release"),
+        ({"backend": "dynamo:"}, "backend 'dynamo:' names no Dynamo backend (dynamo:NAME)"),
+        ({"backend": "mymod:"}, "backend 'mymod:' is neither a known backend, dynamo:NAME nor MODULE:ATTRIBUTE"),
+        ({"backend": "a..b:c"}, "backend 'a..b:c' is neither a known backend, dynamo:NAME nor MODULE:ATTRIBUTE"),
+        ({"backend": "mod:a.b"}, "backend 'mod:a.b' is neither a known backend, dynamo:NAME nor MODULE:ATTRIBUTE"),
+        (
+            {"backend": "inductor", "mode": "static-nofunc"},
+            "backend 'inductor' cannot compile without functionalization, as mode 'static-nofunc' asks",
+        ),
+        (
+            {"backend": "dynamo:eager", "mode": "dynamic-nofunc"},
+            "backend 'dynamo:eager' cannot compile without functionalization, as mode 'dynamic-nofunc' asks",
+        ),
+        (
+            {"backend": "mymod:backend", "mode": "static-nofunc"},
+            "backend 'mymod:backend' cannot compile without functionalization, as mode 'static-nofunc' asks",
+        ),
+    ],
+)
+def test_an_entry_that_can_never_match_is_refused_at_load(fields: dict[str, str], problem: str) -> None:
+    """A range that holds for no release optests supports, and a backend that no run can have in
+    the entry's mode, are known for sure when the file is read: the malformed-registry error."""
+    with pytest.raises(RegistryError) as info:
+        parse(_doc(_entry(**fields), version=4), "reg.json")
+    mode = fields.get("mode", "static")
+    assert str(info.value) == f"reg.json: entries[0] (sin {mode}): {problem}, so the entry can never match"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"torch": "<2.14"},
+        {"torch": ">=2.13"},
+        {"torch": "!=2.13.*"},
+        {"torch": ">=2.99,<3.0"},
+        {"torch": ">=2.13,<3.1,!=2.13.*,!=2.14.*"},
+        {"torch": ">=3.0"},
+        {"backend": "dynamo:eager"},
+        {"backend": "mymod.sub:backend"},
+        {"backend": "mine"},  # not built in, but a module may register it: the run judges it
+        {"backend": "aot_eager_decomp_partition", "mode": "dynamic-nofunc"},
+        {"backend": "inductor", "mode": "dynamic"},
+    ],
+)
+def test_an_entry_that_may_match_loads(fields: dict[str, str]) -> None:
+    assert len(parse(_doc(_entry(**fields), version=4), "reg.json")) == 1
+
+
+def test_the_committed_registry_loads_and_the_oldest_torch_is_the_one_pyproject_requires() -> None:
+    root = Path(__file__).resolve().parents[1]
+    assert load(root / "expected_failures.json")
+    from optests import _registry
+
+    assert f'"torch>={_registry.OLDEST_TORCH}"' in (root / "pyproject.toml").read_text()
+
+
+_CLAUSE = st.builds(
+    lambda op, major, minor: f"{op}{major}.{minor}" + (".*" if op in ("==", "!=") else ""),
+    st.sampled_from(["<", ">=", "==", "!="]),
+    st.integers(0, 4),
+    st.integers(0, 20),
+)
+
+
+@given(clauses=st.lists(_CLAUSE, min_size=1, max_size=5))
+def test_a_range_is_refused_exactly_when_no_supported_release_is_in_it(clauses: list[str]) -> None:
+    """Against every release series up to 6.30: the range is accepted if and only if one of them
+    at or after 2.13 is in it (the ranges drawn name majors up to 4)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    torch = ",".join(clauses)
+    specifier = SpecifierSet(torch, prereleases=True)
+    some = any(Version(f"{major}.{minor}") in specifier for major in range(7) for minor in range(31) if (major, minor) >= (2, 13))
+    try:
+        parse(_doc(_entry(torch=torch), version=4), "reg.json")
+    except RegistryError as e:
+        assert not some, e
+        assert str(e).endswith("so the entry can never match")
+    else:
+        assert some
+
+
+def test_an_entry_of_a_backend_no_process_knows_is_stale_whatever_the_run_selected() -> None:
+    from optests import _backends
+
+    entries = parse(
+        _doc(_entry(backend="inductr"), _entry(backend="inductor"), _entry(backend="mymod:backend"), version=4), "reg.json"
+    )
+    assert [e.backend for e in stale(entries, {}, lambda e: False, TORCH)] == ["inductr"]
+    _backends.register("inductr", _backends.BACKENDS["aot_eager"])
+    try:
+        assert stale(entries, {}, lambda e: False, TORCH) == []
+    finally:
+        del _backends.BACKENDS["inductr"]

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 import torch
 from corpus import BUGS, CORRECT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from torch.testing._internal import hop_db
 
 import optests
@@ -266,3 +268,86 @@ def test_an_inplace_1_finding_s_script_reproduces_it_on_a_view_of_a_non_leaf(tmp
     assert "func = torch.Tensor.mul_" in script.read_text()
     ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
     assert "[backward]" in ran.stdout and "REPRODUCED" in ran.stdout and "[eager]" not in ran.stdout, ran.stdout
+
+
+#: Text that broke a script where it was pasted as code: escapes a docstring reads (``\x``, ``\N{``,
+#: ``\u``), quotes that end one, line breaks that end a comment, a NUL and a lone surrogate that no
+#: source may hold, an encoding declaration.
+_HOSTILE = [
+    "max \\x is bad",
+    "\\N{ and \\u12 and \\U",
+    '"""',
+    "'''\n\"\"\"\\",
+    "a\nimport os; os._exit(3)",
+    "a\rb\r\nc\x0bd\x0ce\x1cf\x85g\u2028h",
+    "nul \x00 here",
+    "lone \ud800 surrogate",
+    "# -*- coding: latin-1 -*-",
+    "",
+    "\n\n",
+    "tab\tend ",
+]
+_TEXT = st.one_of(st.sampled_from(_HOSTILE), st.text(st.characters(exclude_categories=())), st.text())
+
+
+def _compiles(text: str, path: Path | None = None) -> None:
+    compile(text, "script.py", "exec")
+    if path is not None:  # as `python script.py` reads it: bytes, in the encoding the file declares
+        compile(path.read_bytes(), str(path), "exec")
+
+
+@given(summary=_TEXT, name=_TEXT)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_script_compiles_whatever_the_finding_says(tmp_path: Path, summary: str, name: str) -> None:
+    """The finding's text (and the names the script mentions) are comments, escaped where a
+    comment could not hold them: the script is Python for any text."""
+    text, _ = _repro.standalone(
+        torch.sin, [torch.ones(2)], {}, {"dynamic": False}, summary=summary, script_name=name, saved_name=name
+    )
+    _compiles(text)
+    path = _repro.write_standalone(tmp_path, "repro", torch.sin, ([torch.ones(2)], {}), {"dynamic": False}, summary=summary)
+    _compiles(path.read_text(encoding="utf-8"), path)
+
+
+@given(text=_TEXT)
+@settings(max_examples=25, deadline=None)
+def test_a_script_compiles_whatever_the_names_and_reprs_of_what_it_mentions(text: str) -> None:
+    """An argument with no literal, whose type's name and repr are any text, and a callable
+    whose name is any text: the lines that mention them are Python."""
+
+    def op(*args: Any) -> Any:
+        return args[0]
+
+    op.__qualname__ = op.__name__ = text or "x"
+    op.__module__ = text
+    type_name = "".join(c for c in text if c != "\x00" and not 0xD800 <= ord(c) <= 0xDFFF)  # what type() takes
+    leaf = type(type_name or "x", (), {"__repr__": lambda self: text})()
+    args = [torch.ones(2), leaf]
+    _compiles(_repro.setup_source(op, args, {}))
+    _compiles(_repro.render(op, args, {}, {"dynamic": False}))
+    options = {"dynamic": False, "assert_equals_fn": op}
+    standalone, _ = _repro.standalone(op, args, {}, options, summary=text, script_name="s.py", saved_name="s.pt")
+    _compiles(standalone)
+
+
+def test_a_finding_s_repro_names_an_op_of_any_name_in_a_comment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The few-line repro rebuilds a database's sample by index, and names the op in a comment:
+    an op's name may hold a line break (or a NUL), which a comment must not end at."""
+    from optests import _opinfo
+
+    name = "odd\nimport os; os._exit(3)\x00"
+    (tmp_path / "odd_named_ops.py").write_text(
+        "import torch\n"
+        "from torch.testing._internal.common_dtype import floating_types\n"
+        "from torch.testing._internal.opinfo.core import OpInfo, SampleInput\n"
+        "def _samples(op, device, dtype, requires_grad, **kwargs):\n"
+        "    yield SampleInput(torch.ones(2, device=device, dtype=dtype, requires_grad=requires_grad))\n"
+        f"ops = [OpInfo({name!r}, op=torch.sin, dtypes=floating_types(), sample_inputs_func=_samples)]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (ref,) = _opinfo.all_ops(["odd_named_ops:ops"])
+    setup = _opinfo.repro_setup(ref, "cpu", torch.float32, 0)
+    assert setup is not None
+    namespace: dict[str, Any] = {}
+    exec(compile("import torch\n" + setup, "repro.py", "exec"), namespace)
+    assert namespace["func"] is torch.sin

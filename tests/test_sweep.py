@@ -112,6 +112,66 @@ def test_bad_option_values_are_one_line_usage_errors(sweep: pytest.Pytester, arg
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
+_CLASHING = """
+import torch
+from torch.testing._internal.common_dtype import floating_types
+from torch.testing._internal.opinfo.core import OpInfo, SampleInput
+
+
+def _samples(op, device, dtype, requires_grad, **kwargs):
+    yield SampleInput(torch.randn(3, device=device, dtype=dtype, requires_grad=requires_grad))
+
+
+def op(name, func=torch.sin, variant=""):
+    return OpInfo(name, op=func, variant_test_name=variant, dtypes=floating_types(), sample_inputs_func=_samples)
+
+
+twice = [op("fine"), op("twin"), op("twin", torch.cos)]
+one = [op("twin")]
+other = [op("fine", torch.cos), op("twin", torch.cos)]
+dotted = [op("a.b"), op("a", variant="b")]
+"""
+
+
+@pytest.mark.parametrize(
+    ("dbs", "error"),
+    [
+        ("{m}:twice", "'twin': {m}:twice[1] (name 'twin') and {m}:twice[2] (name 'twin')"),
+        ("{m}:one,{m}:other", "'twin': {m}:one[0] (name 'twin') and {m}:other[1] (name 'twin')"),
+        ("{m}:dotted", "'a.b': {m}:dotted[0] (name 'a.b') and {m}:dotted[1] (name 'a', variant 'b')"),
+    ],
+    ids=["in-one-database", "across-two", "name-and-variant"],
+)
+def test_ops_that_share_an_id_are_a_one_line_usage_error(pytester: pytest.Pytester, dbs: str, error: str) -> None:
+    """Two ops whose test ids would be one, in one database or across two, stop the run before
+    collection: one line naming the id and both ops, and pytest's usage exit (4), not a collection
+    traceback. (A subprocess: pytester's in-process runs drop the torch modules a run imports.)"""
+    pytester.makepyfile(clashing_ops=_CLASHING)
+    pytester.makeconftest("")  # the pytester dir first on sys.path (rootdir conftest)
+    install_sweep(pytester.path)
+    result = pytester.runpytest_subprocess(
+        f"--optests-dbs={dbs.format(m='clashing_ops')}", "--optests-modes=static", "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    message = (
+        f"ERROR: --optests-dbs: two ops have the id {error.format(m='clashing_ops')}; their test ids would clash, rename one"
+    )
+    assert [line for line in result.errlines if line] == [message]
+    assert "Traceback" not in result.stdout.str() and "ERROR collecting" not in result.stdout.str()
+    if dbs == "{m}:twice":  # the ops a run selects are what may not clash
+        result = pytester.runpytest_subprocess(
+            "--optests-dbs=clashing_ops:twice",
+            "--optests-ops=fine",
+            "--optests-modes=static",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        )
+        assert result.ret == pytest.ExitCode.OK
+        result.stdout.fnmatch_lines(["*static-float32-cpu-fine-sample0*"])
+
+
 def test_the_runner_replaces_a_child_that_grew_too_big() -> None:
     import os
 

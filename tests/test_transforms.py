@@ -446,3 +446,26 @@ def test_drawn_sizes_do_not_depend_on_the_code_around_the_run(tmp_path: Path) ->
     assert draws(bare, "") == draws(busy, "import sys; sys.path.insert(0, '.'); import constants_here\n")
     assert [p.name for p in busy.iterdir() if p.name != "__pycache__"] == ["constants_here.py"]
     assert list(bare.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("suffix", "made"),
+    [
+        ("noncontiguous", True),
+        ("noncontiguous-0", False),  # it derives one sample at most, named without an index
+        ("transposed-1", True),
+        ("transposed", False),  # its samples are always named with their index
+        ("grad-subset-7", True),
+        ("grad-subset", False),
+        ("tangents-2", True),
+        ("tangents-3", False),  # tangents has three patterns
+        ("outputs", True),
+        ("outputs-0", False),
+        ("out-3", True),
+        ("out-4", False),
+    ],
+)
+def test_makes_says_which_suffixes_a_derived_sample_can_have(suffix: str, made: bool) -> None:
+    from optests._transforms import makes
+
+    assert makes(suffix) is made
