@@ -48,3 +48,11 @@ def upcast(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Call
         return [o.half() if isinstance(o, torch.Tensor) and o.dtype == torch.float32 else o for o in out]
 
     return run
+
+
+def refuses_cos(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Raises while compiling a graph that calls cos (a message of two lines); compiles any other."""
+    for node in gm.graph.nodes:
+        if node.target in (torch.cos, torch.ops.aten.cos.default) or (node.op == "call_method" and node.target == "cos"):
+            raise NotImplementedError("cos is not supported here\n(a second line)")
+    return gm.forward
