@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib
 import pickle
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -103,11 +102,13 @@ class SampleCheck:
 
 
 def import_modules(names: Iterable[str]) -> None:
+    from ._imports import ImportFailed, import_module
+
     for name in names:
         try:
-            importlib.import_module(name)
-        except Exception as e:
-            raise AuthorError(f"--import {name}: importing it failed: {type(e).__name__}: {e}") from None
+            import_module(name)
+        except ImportFailed as e:  # whatever it raised, sys.exit too
+            raise AuthorError(f"--import {name}: importing it failed: {e.summary}") from None
 
 
 def _custom_op(qualname: str) -> Callable[..., Any]:
