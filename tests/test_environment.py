@@ -104,3 +104,82 @@ def test_the_sweep_stops_with_a_usage_error_for_a_cache_directory_torch_cannot_u
     result = pytester.runpytest("-p", "no:cacheprovider", "--optests-ops=sin", "--optests-modes=static")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert [line for line in result.errlines if line.strip()] == [f"ERROR: TORCHINDUCTOR_CACHE_DIR={path}: {said}; {ADVICE}"]
+
+
+# -- a backend that cannot run on this machine ---------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+TRIVIAL = "cannot run on this machine: compiling and calling a trivial function with it"
+
+#: Backends that cannot run here, and how the line goes on after ``TRIVIAL``.
+UNRUNNABLE = {
+    "dynamo:tvm": " raised BackendCompilerFailed: backend='tvm' raised ImportError: Please install apache-tvm",
+    "dynamo:openxla": " raised BackendCompilerFailed: backend='openxla' raised ",
+    "tests.user_backends:broken": " raised BackendCompilerFailed: backend='broken' raised RuntimeError: no device for this "
+    "backend on this machine",
+    "tests.user_backends:aborts": " crashed: the process running it died with signal SIGKILL",
+}
+
+
+@pytest.fixture
+def unprobed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No backend preflighted yet in this process; ``tests.user_backends`` importable."""
+    from optests import _backends
+
+    monkeypatch.setattr(_backends, "_RUNNABLE", set())
+    monkeypatch.syspath_prepend(str(ROOT))
+
+
+@pytest.mark.usefixtures("unprobed")
+@pytest.mark.parametrize("backend", UNRUNNABLE)
+def test_check_refuses_a_backend_that_cannot_run_here_in_one_line(capsys: pytest.CaptureFixture[str], backend: str) -> None:
+    code = cli.main(["check", "sin", "--backends", f"aot_eager,{backend}", "--transforms", "none", "--modes", "static"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), out + err
+    assert err.startswith(f"optests check: error: backends: backend {backend!r} {TRIVIAL}{UNRUNNABLE[backend]}"), err
+    assert err.count("\n") == 1, err
+
+
+@pytest.mark.usefixtures("unprobed")
+def test_check_op_refuses_it_and_a_runnable_backend_is_preflighted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import optests
+    from optests import _backends
+    from optests._author import AuthorError
+
+    with pytest.raises(AuthorError, match=f"^backends: backend 'dynamo:tvm' {TRIVIAL} raised "):
+        optests.check_op("sin", backends=["dynamo:tvm"], modes=["static"], transforms="none")
+    optests.check_op("sin", backends=["dynamo:eager"], modes=["static"], transforms="none", select="first:1")
+    assert _backends._RUNNABLE == {"dynamo:eager"}  # the default is not asked; a runnable one once
+
+
+@pytest.mark.usefixtures("unprobed")
+@pytest.mark.parametrize("backend", ["dynamo:tvm", "tests.user_backends:aborts"])
+def test_the_sweep_stops_before_any_test_and_accept_records_nothing(pytester: pytest.Pytester, backend: str) -> None:
+    install_sweep(pytester.path)
+    registry = pytester.path / "expected_failures.json"
+    registry.write_text('{"entries": [], "schema_version": 1}\n')
+    before = registry.read_text()
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--optests-ops=sin", "--optests-modes=static", f"--optests-backends={backend}",
+        "--optests-accept", "--optests-results=r.json",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.outlines
+    errors = [line for line in result.errlines if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith(f"ERROR: --optests-backends: backend {backend!r} {TRIVIAL}"), errors
+    assert registry.read_text() == before
+    assert not (pytester.path / "r.json").exists()
+
+
+def test_inductor_without_a_c_compiler_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """The machine's C++ compiler out of ``PATH`` (only the interpreter's folder on it)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "optests.cli", "check", "sin", "--backends", "inductor", "--transforms", "none"],
+        env={**os.environ, "PATH": str(Path(sys.executable).parent), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stdout + done.stderr
+    assert done.stderr.startswith(f"optests check: error: backends: backend 'inductor' {TRIVIAL} raised "), done.stderr
+    assert "No working C++ compiler found" in done.stderr and done.stderr.count("\n") == 1, done.stderr

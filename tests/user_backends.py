@@ -56,3 +56,17 @@ def refuses_cos(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) ->
         if node.target in (torch.cos, torch.ops.aten.cos.default) or (node.op == "call_method" and node.target == "cos"):
             raise NotImplementedError("cos is not supported here\n(a second line)")
     return gm.forward
+
+
+def broken(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Cannot run here at all: raises whatever it compiles, as a backend whose device is missing."""
+    raise RuntimeError("no device for this backend on this machine")
+
+
+def aborts(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Kills the process compiling anything, as a backend whose native library is broken."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("unreachable")
