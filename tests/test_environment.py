@@ -34,10 +34,16 @@ def _read_only(tmp: Path) -> Path:
     return tmp / "ro"
 
 
+def _dangling(tmp: Path) -> Path:
+    (tmp / "link").symlink_to(tmp / "gone")
+    return tmp / "link"
+
+
 #: Cache directories torch cannot use, and what the line says of each.
 BAD: dict[str, tuple[Callable[[Path], Path], str]] = {
     "a file": (_a_file, "is not a directory"),
     "under a file": (_under_a_file, "cannot be created: Not a directory (ENOTDIR)"),
+    "a dangling link": (_dangling, "is a symbolic link to '{tmp}/gone', which does not exist"),
     "read-only": (_read_only, "cannot be written: Permission denied (EACCES)"),
 }
 
@@ -46,7 +52,7 @@ def _bad(kind: str, tmp: Path) -> tuple[Path, str]:
     if kind == "read-only" and os.geteuid() == 0:
         pytest.skip("root writes into a read-only directory")
     make, said = BAD[kind]
-    return make(tmp), said
+    return make(tmp), said.format(tmp=tmp)
 
 
 @pytest.mark.parametrize("kind", BAD)
@@ -74,6 +80,19 @@ def test_a_real_check_exits_2_with_one_line_not_a_traceback(tmp_path: Path) -> N
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr == f"optests check: error: TORCHINDUCTOR_CACHE_DIR={path}: {said}; {ADVICE}\n"
+
+
+def test_a_directory_whose_name_breaks_lines_is_named_on_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = f"{_a_file(tmp_path)}/cache\nsecond line"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", path)
+    code = cli.main(["check", "sin", "--transforms", "none", "--modes", "static"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert (
+        err == f"optests check: error: TORCHINDUCTOR_CACHE_DIR={path!r}: cannot be created: Not a directory (ENOTDIR); {ADVICE}\n"
+    )
 
 
 def test_torch_s_default_directory_is_checked_when_the_variable_is_not_set(

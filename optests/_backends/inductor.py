@@ -56,12 +56,19 @@ def check_cache_dir() -> None:
     and write a file in it; a :class:`CacheDirError` naming it and what is wrong, if that fails.
     Torch-free: called before torch is imported (``optests check``, the sweep's options)."""
     path, given = cache_dir()
-    shown = f"{CACHE_DIR}={os.environ[CACHE_DIR]}" if given else f"{path} (torch's default for {CACHE_DIR}, which is not set)"
+    value = os.environ[CACHE_DIR] if given else path
+    value = value if value.isprintable() else repr(value)  # one line, whatever the name holds
+    shown = f"{CACHE_DIR}={value}" if given else f"{value} (torch's default for {CACHE_DIR}, which is not set)"
     advice = "torch keeps its compile caches there: name a writable directory"
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
-        what = "is not a directory" if os.path.exists(path) else f"cannot be created: {reason(e)}"
+        if os.path.exists(path):
+            what = "is not a directory"
+        elif os.path.islink(path):
+            what = f"is a symbolic link to {os.readlink(path)!r}, which does not exist"
+        else:
+            what = f"cannot be created: {reason(e)}"
         raise CacheDirError(f"{shown}: {what}; {advice}") from None
     try:
         fd, probe = tempfile.mkstemp(prefix=".optests-probe-", dir=path)
