@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib
 import pickle
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -103,11 +102,13 @@ class SampleCheck:
 
 
 def import_modules(names: Iterable[str]) -> None:
+    from ._imports import ImportFailed, import_module
+
     for name in names:
         try:
-            importlib.import_module(name)
-        except Exception as e:
-            raise AuthorError(f"--import {name}: importing it failed: {type(e).__name__}: {e}") from None
+            import_module(name)
+        except ImportFailed as e:  # whatever it raised, sys.exit too
+            raise AuthorError(f"--import {name}: importing it failed: {e.summary}") from None
 
 
 def _custom_op(qualname: str) -> Callable[..., Any]:
@@ -360,7 +361,15 @@ def run_planned(
     runs past ``timeout`` seconds a ``timeout`` finding, and the next sample gets a fresh child.
     Where a child cannot be forked (CUDA is initialized), the checks run in this process. With
     ``shrink``, a ``resized`` finding is also shrunk to the smallest sizes that fail at its stage
-    (:attr:`SampleCheck.shrunk`, for a repro script); its result is the finding as found."""
+    (:attr:`SampleCheck.shrunk`, for a repro script); its result is the finding as found.
+    First each backend is preflighted (:func:`optests._backends.preflight`): one that cannot run
+    on this machine is an :class:`AuthorError`, not a finding on every sample."""
+    from ._backends import BackendUnavailable, preflight
+
+    try:
+        preflight([p.key.backend for p in planned], timeout)
+    except BackendUnavailable as e:
+        raise AuthorError(f"backends: {e}") from None
 
     def work(position: int) -> tuple[CheckResult, object, tuple[Sample, str] | None]:
         """The check of one planned sample, how it checked gradients, and where ``shrink`` asks

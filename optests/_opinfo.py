@@ -139,10 +139,12 @@ def import_attribute(spec: str) -> Any:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ValueError("expected MODULE:ATTRIBUTE")
+    from ._imports import ImportFailed, import_module
+
     try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise ValueError(f"importing {module_name} failed: {type(e).__name__}: {e}") from None
+        module = import_module(module_name)
+    except ImportFailed as e:  # whatever it raised, sys.exit too
+        raise ValueError(str(e)) from None
     if not hasattr(module, attr):
         raise ValueError(f"{module_name} has no attribute {attr!r}")
     return getattr(module, attr)

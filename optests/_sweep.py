@@ -283,8 +283,17 @@ class Sweep:
 
     @pytest.hookimpl(tryfirst=True)  # before xdist starts its workers
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """The controller claims the results path before any test: a second run on it stops
-        here, with one line."""
+        """The controller preflights the run's backends (:func:`optests._backends.preflight`):
+        one that cannot run on this machine stops the run here, in one line, before any test
+        (and so before ``--optests-accept`` could record its failures). Then it claims the
+        results path: a second run on it stops here, with one line."""
+        if not self._is_worker and not self.config.option.collectonly:
+            from ._backends import BackendUnavailable, preflight
+
+            try:
+                preflight(self.settings.backends, self.settings.timeout)
+            except BackendUnavailable as e:
+                raise pytest.UsageError(f"--optests-backends: {e}") from None
         self._open_journal()
 
     def _open_journal(self) -> None:

@@ -101,6 +101,9 @@ def _check(args: argparse.Namespace) -> int:
     start, started = time.perf_counter(), now()
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
+    from ._backends.inductor import check_cache_dir
+
+    check_cache_dir()  # torch creates it as Dynamo is imported (below): a bad one is one line, not a traceback
     from . import _author, _repro
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them

@@ -55,11 +55,14 @@ def _read(config: pytest.Config) -> _settings.Settings:
 def pytest_cmdline_main(config: pytest.Config) -> None:
     if not _asked(config):
         return
+    from ._backends.inductor import CacheDirError, check_cache_dir
+
     try:
+        check_cache_dir()  # torch creates it as Dynamo is imported: a bad one stops the run in one line
         settings = _read(config)
         if settings.registry is not None:
             _registry.load(settings.registry)  # a malformed registry stops the run before any test
-    except (_settings.SettingError, _registry.RegistryError) as e:
+    except (CacheDirError, _settings.SettingError, _registry.RegistryError) as e:
         raise pytest.UsageError(str(e)) from None
     # outputs are checked now, not after the run whose results they would hold
     outputs = {"--optests-results": settings.results, "--optests-accept": settings.registry if settings.accept else None}

@@ -144,6 +144,27 @@ def test_a_graph_break_is_a_trace_finding() -> None:
     assert "GraphBreak: graph break (fullgraph=True)" in check.result.message
 
 
+def relu(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x)
+
+
+def test_what_a_backend_raised_while_compiling_is_in_the_finding_and_its_record() -> None:
+    """torch's ``BackendCompilerFailed`` says ``backend='NAME' raised:`` on its first line and
+    what was raised on the next: the finding's one line, and the record, keep both."""
+    cases = [
+        (relu, "dynamo:relu_compile_error_TESTING_ONLY", "backend='relu_compile_error_TESTING_ONLY' raised ReluCompileError"),
+        (torch.cos, "user_backends:refuses_cos", "backend='refuses_cos' raised NotImplementedError: cos is not supported here"),
+    ]
+    for func, backend, said in cases:
+        (check,) = optests.check_op(
+            func, samples=[((torch.ones(3),), {})], backends=[backend], modes=["static"], transforms="none"
+        )
+        expected = f"compiled call=raised BackendCompilerFailed: {said}, but expected no error (eager succeeded)"
+        assert check.result.stage == "trace"
+        assert check.result.message.startswith(expected + " ["), check.result.message
+        assert check.record().message == check.result.message
+
+
 # ---------------------------------------------------------------------------------------------
 # A user's backend, MODULE:ATTRIBUTE.
 

@@ -65,14 +65,46 @@ class Odd(BaseException):
     """Neither an ``Exception`` nor ``SystemExit`` nor ``KeyboardInterrupt``."""
 
 
+def _calls(gm: torch.fx.GraphModule, name: str) -> bool:
+    """Whether graph ``gm`` calls the op ``name`` (``torch.NAME``, ``aten.NAME``, ``x.NAME()``)."""
+    ops = {getattr(torch, name), getattr(torch.ops.aten, name).default}
+    return any(node.target in ops or (node.op == "call_method" and node.target == name) for node in gm.graph.nodes)
+
+
 def _raising(error: BaseException) -> Callable[..., Any]:
+    """A backend that raises ``error`` compiling a graph that calls sin, and compiles any other: it
+    runs here (the preflight's trivial function passes), and fails the samples of sin."""
+
     def backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
-        raise error
+        if _calls(gm, "sin"):
+            raise error
+        return gm.forward
 
     return backend
 
 
-#: Backends that raise, as they compile, what ends a process: findings of theirs, not errors of optests.
+#: Backends that raise, as they compile sin, what ends a process: findings of theirs, not errors of optests.
 exits = _raising(SystemExit(3))
 interrupts = _raising(KeyboardInterrupt())
 raises_odd = _raising(Odd("odd"))
+
+
+def refuses_cos(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Raises while compiling a graph that calls cos (a message of two lines); compiles any other."""
+    if _calls(gm, "cos"):
+        raise NotImplementedError("cos is not supported here\n(a second line)")
+    return gm.forward
+
+
+def broken(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Cannot run here at all: raises whatever it compiles, as a backend whose device is missing."""
+    raise RuntimeError("no device for this backend on this machine")
+
+
+def aborts(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Kills the process compiling anything, as a backend whose native library is broken."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("unreachable")

@@ -10,6 +10,11 @@
 - ``MODULE:ATTRIBUTE``: a user's ``torch.compile`` backend callable (:mod:`.user`);
 - a name :func:`register` gave.
 
+A backend may be unable to run on this machine at all (inductor without a C++ compiler, a Dynamo
+backend whose package is missing): :func:`preflight` compiles and calls a trivial function with
+each backend of a run once, in an isolated child, before any check, and refuses one that cannot
+in one line (:class:`BackendUnavailable`), rather than reporting every sample as a finding.
+
 Torch-free to import (a backend imports its compiler when it compiles; ``dynamo:NAME`` and
 ``MODULE:ATTRIBUTE`` import what they name when first resolved), so that the plugin loads without
 torch.
@@ -24,6 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from .._errors import InputError
 from .._key import BACKEND_NAME, DEFAULT_BACKEND
 from .aot_eager import AotEager
 from .aot_eager_decomp_partition import AotEagerDecompPartition
@@ -38,8 +44,10 @@ __all__ = [
     "IN_TREE_TESTS",
     "NAME",
     "Backend",
+    "BackendUnavailable",
     "get_backend",
     "parse_backends",
+    "preflight",
     "register",
 ]
 
@@ -160,3 +168,74 @@ def refuse_modes(modes: Sequence[str], backends: Sequence[str]) -> None:
                 f"mode {nofunc[0]!r} with backend {name!r}: it cannot compile without functionalization "
                 f"(torch.compile has no such switch); the -nofunc modes need {able}"
             )
+
+
+class BackendUnavailable(InputError):
+    """A backend that cannot run on this machine: compiling and calling a trivial function with it
+    failed (inductor without a working C++ compiler, a Dynamo backend whose package is missing, a
+    backend that raises whatever it compiles). Nothing was checked, and no registry changed; the
+    message names the backend and the cause. Install what it needs, or leave it out of the run."""
+
+
+#: The least time a backend's :func:`preflight` may take (a cold inductor build takes seconds).
+PREFLIGHT_TIMEOUT = 300.0
+
+#: Backends whose :func:`preflight` passed in this process.
+_RUNNABLE: set[str] = set()
+
+
+def _trivial(tensors: list[Any]) -> Any:
+    return tensors[0] * 2 + 1
+
+
+def _probe(name: str) -> str:
+    """In the preflight's child: "" if backend ``name`` compiles and calls :func:`_trivial`, else
+    what it raised (``Type: first line``). Warnings are ignored, as in the check
+    (``optests._pipeline.check``): a deprecation is no reason a backend cannot run."""
+    import warnings
+
+    import torch
+
+    from .._findings import error_line
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            get_backend(name).compile(_trivial, dynamic=False, disable_functionalization=False)([torch.ones(3)])
+    except Exception as e:
+        return error_line(e)
+    return ""
+
+
+def preflight(names: Sequence[str], timeout: float = PREFLIGHT_TIMEOUT) -> None:
+    """Compile and call a trivial function with each backend of ``names`` (resolved names), once
+    in this process, in an isolated child (a crash or a hang costs the child: ``optests._runner``),
+    given ``timeout`` seconds, at least :data:`PREFLIGHT_TIMEOUT`. A :class:`BackendUnavailable`
+    for the first that cannot. The default backend is the check's own AOTAutograd, which runs
+    wherever torch does: it is not asked. Called by the sweep before its first test and by
+    :func:`optests._author.run_planned` (``optests check``, ``check_op``, ``op_test``)."""
+    todo = [n for n in dict.fromkeys(names) if n != DEFAULT_BACKEND and n not in _RUNNABLE]
+    if not todo:
+        return
+    from .._runner import Died, IsolatedRunner, WorkFailed
+
+    limit = max(timeout, PREFLIGHT_TIMEOUT)
+    runner = IsolatedRunner(_probe)
+    try:
+        for name in todo:
+            try:
+                answer = runner.run(name, limit)
+            except WorkFailed as e:  # it raised what is not an Exception (SystemExit)
+                answer = e.summary
+            if isinstance(answer, Died):
+                first = (answer.message.splitlines() or [answer.kind])[0].replace("the sample", "it")
+                cause = f"took more than {limit:g} s" if answer.kind == "timeout" else f"crashed: {first}"
+            else:
+                cause = f"raised {answer}" if answer else ""
+            if cause:
+                raise BackendUnavailable(
+                    f"backend {name!r} cannot run on this machine: compiling and calling a trivial function with it {cause}"
+                )
+            _RUNNABLE.add(name)
+    finally:
+        runner.close()

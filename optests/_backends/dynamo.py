@@ -5,7 +5,10 @@ user of ``torch.compile`` runs one. ``dynamo:NAME`` names any backend in
 
 Dynamo traces the Python call before the backend sees a graph. With ``fullgraph=True`` a graph
 break is an error: it is raised as :class:`GraphBreak`, whose message says so, and the check
-reports it at stage ``trace`` (a finding, not a crash).
+reports it at stage ``trace`` (a finding, not a crash). A backend that raises while it compiles
+Dynamo's graph is raised as :class:`BackendCompilerFailed`, whose one-line message keeps what the
+backend raised (its type and first line): torch's own keeps it on later lines, which findings,
+records and registry reasons leave out.
 
 ``torch.compile`` has no switch to turn functionalization off: the ``-nofunc`` modes do not
 apply, and a run that asks for them under such a backend is refused before it starts."""
@@ -18,6 +21,11 @@ from typing import Any
 
 class GraphBreak(RuntimeError):
     """Dynamo could not trace the call as one graph (``fullgraph=True``)."""
+
+
+class BackendCompilerFailed(RuntimeError):
+    """The backend raised while compiling Dynamo's graph (torch's ``BackendCompilerFailed``):
+    ``backend='NAME' raised TYPE: first line``, what it raised in the message's first line."""
 
 
 class Dynamo:
@@ -49,5 +57,11 @@ class Dynamo:
             except torch._dynamo.exc.Unsupported as e:
                 lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
                 raise GraphBreak(f"graph break (fullgraph=True): {lines[0] if lines else type(e).__name__}") from e
+            except torch._dynamo.exc.BackendCompilerFailed as e:
+                from .._findings import error_line
+
+                cause = e.inner_exception if e.inner_exception is not None else e.__cause__
+                said = error_line(cause) if cause is not None else "an error"
+                raise BackendCompilerFailed(f"backend={e.backend_name!r} raised {said}") from e
 
         return run

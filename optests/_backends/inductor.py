@@ -11,11 +11,71 @@ trace-metadata comparison (fake/meta kernels vs real) is ``aot_eager``'s, not th
 On CPU inductor builds C++ (seconds a sample, cached by inductor's FX graph cache:
 ``docs/contract.md``, "Backends"). The OpInfo's decorations aimed at the in-tree inductor test
 (``TestInductorOpInfo``) apply. Output strides must match eager's, except for the ops in
-:attr:`Inductor.free_strides`."""
+:attr:`Inductor.free_strides`.
+
+Its caches live under ``TORCHINDUCTOR_CACHE_DIR`` (torch's default: ``TMPDIR/torchinductor_USER``),
+which torch creates as soon as Dynamo is imported, whatever the backend: :func:`check_cache_dir`
+refuses, in one line, a directory torch cannot create or write, before torch is imported."""
 
 from __future__ import annotations
 
+import getpass
+import os
+import re
+import tempfile
+
+from .._errors import InputError
+from .._files import reason
 from .dynamo import Dynamo
+
+#: The environment variable that names the directory of inductor's (and Dynamo's) caches.
+CACHE_DIR = "TORCHINDUCTOR_CACHE_DIR"
+
+
+class CacheDirError(InputError):
+    """The compile caches' directory (``TORCHINDUCTOR_CACHE_DIR``, or torch's default) cannot be
+    created or written: torch would fail with a traceback as it imports Dynamo. The message names
+    the directory and what is wrong; point ``TORCHINDUCTOR_CACHE_DIR`` at a writable directory."""
+
+
+def cache_dir() -> tuple[str, bool]:
+    """The directory torch keeps its compile caches in, as torch finds it (absolute), and whether
+    ``TORCHINDUCTOR_CACHE_DIR`` names it (else it is torch's default). Torch-free."""
+    given = os.environ.get(CACHE_DIR)
+    if given is not None:
+        return os.path.abspath(given), True
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        user = f"uid_{os.getuid()}"
+    return os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user)), False
+
+
+def check_cache_dir() -> None:
+    """Create the compile caches' directory (:func:`cache_dir`) if it is missing, as torch would,
+    and write a file in it; a :class:`CacheDirError` naming it and what is wrong, if that fails.
+    Torch-free: called before torch is imported (``optests check``, the sweep's options)."""
+    path, given = cache_dir()
+    value = os.environ[CACHE_DIR] if given else path
+    value = value if value.isprintable() else repr(value)  # one line, whatever the name holds
+    shown = f"{CACHE_DIR}={value}" if given else f"{value} (torch's default for {CACHE_DIR}, which is not set)"
+    advice = "torch keeps its compile caches there: name a writable directory"
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        if os.path.exists(path):
+            what = "is not a directory"
+        elif os.path.islink(path):
+            what = f"is a symbolic link to {os.readlink(path)!r}, which does not exist"
+        else:
+            what = f"cannot be created: {reason(e)}"
+        raise CacheDirError(f"{shown}: {what}; {advice}") from None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".optests-probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise CacheDirError(f"{shown}: cannot be written: {reason(e)}; {advice}") from None
 
 
 class Inductor(Dynamo):

@@ -6,10 +6,10 @@ be importable there (``optests check`` puts the working directory on ``sys.path`
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
+from .._imports import ImportFailed, import_module
 from .dynamo import Dynamo
 
 
@@ -25,10 +25,9 @@ def resolve(spec: str) -> User:
     """The backend ``MODULE:ATTRIBUTE`` names; a ``ValueError`` saying what is wrong, in one line."""
     module_name, _, attribute = spec.partition(":")
     try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        first = (str(e).strip().splitlines() or [""])[0]
-        raise ValueError(f"backend {spec!r}: module {module_name} cannot be imported ({type(e).__name__}: {first})") from None
+        module = import_module(module_name)
+    except ImportFailed as e:  # whatever it raised, sys.exit too
+        raise ValueError(f"backend {spec!r}: module {module_name} cannot be imported ({e.summary})") from None
     backend = getattr(module, attribute, None)
     if backend is None:
         raise ValueError(f"backend {spec!r}: module {module_name} has no attribute {attribute!r}")
