@@ -240,6 +240,14 @@ OPTIONS = (
         flag=True,
     ),
     Option("timeout", "seconds one sample may take before it is recorded as a timeout", f"{DEFAULT_TIMEOUT:g}", parse_seconds),
+    Option(
+        "derived-after-death",
+        "also check the samples derived from a sample whose check timed out or crashed (by default they are not run: "
+        "recorded as skipped, saying why)",
+        "false",
+        _bool,
+        flag=True,
+    ),
     Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
     Option("accept", "rewrite the registry from this run (only the scopes that ran are touched)", "false", _bool, flag=True),
     Option("strict-registry", "fail the run when registry entries match nothing collected (stale)", "false", _bool, flag=True),
@@ -260,6 +268,7 @@ class Settings:
     results: Path | None
     resume: bool
     timeout: float
+    derived_after_death: bool
     registry: Path | None
     accept: bool
     strict_registry: bool

@@ -102,6 +102,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
     from . import _author, _repro
+    from ._pipeline import NOT_RUN
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
     modes = _settings.parse_choices("--modes", args.modes, MODES)
@@ -132,7 +133,7 @@ def _check(args: argparse.Namespace) -> int:
     for target in targets:
         target_checks = _author.check_target(
             target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, backends=backends,
-            timeout=timeout, shrink=True, select=args.select,
+            timeout=timeout, shrink=True, select=args.select, derived_after_death=args.derived_after_death,
         )  # fmt: skip
         derived = len({(c.dtype, c.sample, c.key.transform) for c in target_checks if c.key.transform})
         also = f" (and {derived} derived by {', '.join(transforms)})" if transforms else ""
@@ -191,6 +192,11 @@ def _check(args: argparse.Namespace) -> int:
     outcomes = Counter(c.result.outcome.value for c in checks)
     took = time.perf_counter() - start
     print()
+    not_run = sum(1 for c in checks if c.result.message.startswith(NOT_RUN))
+    if not_run:
+        print(
+            f"{not_run} derived checks not run: the sample each derives from timed out or crashed (--derived-after-death runs them)"
+        )
     skipped = f", {outcomes['skipped']} skipped" if outcomes["skipped"] else ""
     skipped += f", {outcomes['not_applicable']} not applicable" if outcomes["not_applicable"] else ""
     print(
@@ -376,6 +382,12 @@ def _parser() -> argparse.ArgumentParser:
         default=f"{_settings.DEFAULT_TIMEOUT:g}",
         help="seconds one check may take; a check that runs longer, or kills the process running it, is a "
         "timeout or crash finding and the others still run (default: %(default)s)",
+    )
+    c.add_argument(
+        "--derived-after-death",
+        action="store_true",
+        help="also check the samples derived from a sample whose check timed out or crashed (by default they are not "
+        "run: SKIP, saying why)",
     )
     c.add_argument("--registry", type=Path, help="an expected-failures registry: findings it lists are expected")
     c.add_argument("--json", type=Path, metavar="PATH", help="write the results (the sweep's results format) to PATH")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,42 @@ def test_crash_and_hang_are_recorded_and_the_run_goes_on(sweep: pytest.Pytester,
             assert stages[f"{mode}-float32-cpu-crashy_hang-sample{i}"] == ("failed", "timeout")
             assert stages[f"{mode}-float32-cpu-crashy_fine-sample{i}"] == ("passed", None)
     result.stdout.fnmatch_lines(["*died with signal SIGABRT*"])
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_the_samples_derived_from_a_hanging_sample_are_not_run(sweep: pytest.Pytester, xdist: list[str]) -> None:
+    """A hanging op cost its timeout once per derived sample (issue 48, item 17). Under xdist a
+    base sample and its derived samples go to one worker, so the rule holds there too."""
+    args = ["--optests-dbs=crashy_ops:ops", "--optests-ops=crashy_hang", "--optests-modes=static", "--optests-timeout=2"]
+    start = time.perf_counter()
+    result = sweep.runpytest_subprocess(
+        *xdist, *args, "--optests-transforms=all", "--optests-results=r.json", "-p", "no:cacheprovider"
+    )
+    took = time.perf_counter() - start
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    records = _records(sweep.path / "r.json")
+    derived = [r for r in records if r["transform"]]
+    assert len(derived) >= 10
+    assert sorted((r["sample"], r["stage"]) for r in records if not r["transform"]) == [(0, "timeout"), (1, "timeout")]
+    assert {(r["outcome"], r["stage"], r["verdict"]) for r in derived} == {("skipped", None, "skipped")}
+    for r in derived:
+        base = f"static-float32-cpu-crashy_hang-sample{r['sample']}"
+        assert str(r["message"]).startswith(
+            f"not run: the sample it derives from, {base}, timed out; --optests-derived-after-death runs it ["
+        )
+    result.assert_outcomes(failed=2, skipped=len(derived))
+    assert took < 2 * len(derived)  # had they run, each would have cost its 2 s timeout
+
+    # asked for (the ini key), the derived samples are run and time out as well
+    sweep.makeini("[pytest]\noptests_derived_after_death = true\n")
+    again = sweep.runpytest_subprocess(
+        *args, "--optests-transforms=noncontiguous", "--optests-results=again.json", "-p", "no:cacheprovider"
+    )
+    assert again.ret == pytest.ExitCode.TESTS_FAILED
+    assert {(r["transform"], r["stage"]) for r in _records(sweep.path / "again.json")} == {
+        ("", "timeout"),
+        ("noncontiguous", "timeout"),
+    }
 
 
 def test_xdist_results_hold_every_sample_exactly_once(sweep: pytest.Pytester) -> None:
