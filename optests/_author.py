@@ -512,6 +512,7 @@ def check_op(
     backends: str | Sequence[str] = (DEFAULT_BACKEND,),
     select: str = "all",
     derived_after_death: bool = False,
+    compile_cache: str = "fresh",
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
@@ -529,25 +530,34 @@ def check_op(
     ``MODULE:ATTRIBUTE``, a ``torch.compile`` backend of yours; or one registered with
     ``optests._backends.register``). ``select`` checks some of the samples (``first:N``,
     ``signature``), which keep their numbers. A sample derived from one whose check timed out or
-    crashed is not run (``skipped``, saying why), unless ``derived_after_death``.
+    crashed is not run (``skipped``, saying why), unless ``derived_after_death``. ``compile_cache``
+    is where inductor keeps what it compiles: ``fresh`` (an empty folder for this call, removed
+    after it), ``shared`` (torch's) or a folder (:class:`optests._env.CompileCache`).
     """
+    from ._env import CompileCache, parse_compile_cache
+
+    try:
+        cache = CompileCache(parse_compile_cache(compile_cache))
+    except ValueError as e:
+        raise AuthorError(f"compile_cache: {e}") from None
     targets = _targets(op)
     given = to_samples(samples, f"samples for {targets[0].name}") if samples is not None else None
-    return [
-        c
-        for target in targets
-        for c in check_target(
-            target,
-            given,
-            modes=modes,
-            dtypes=dtypes,
-            device=device,
-            transforms=transforms,
-            backends=backends,
-            select=select,
-            derived_after_death=derived_after_death,
-        )
-    ]
+    with cache:
+        return [
+            c
+            for target in targets
+            for c in check_target(
+                target,
+                given,
+                modes=modes,
+                dtypes=dtypes,
+                device=device,
+                transforms=transforms,
+                backends=backends,
+                select=select,
+                derived_after_death=derived_after_death,
+            )
+        ]
 
 
 def op_test(

@@ -25,7 +25,7 @@ import pytest
 
 from . import _durations, _registry, _results
 from ._case import Case, SelectionError, collect, select_ops, split_of
-from ._env import environment, now
+from ._env import CompileCache, environment, now
 from ._execute import decoration_skip, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
@@ -137,8 +137,19 @@ class Sweep:
         #: ids of the resumed records this run's tests replayed (on the controller)
         self._replayed: set[str] = set()
         self._results_error = ""
+        #: the compile cache the run uses, chosen (and entered) by the controller or the only
+        #: process, before xdist starts its workers: they and the runner's children inherit it
+        self._compile_cache = None if self._is_worker else CompileCache(settings.compile_cache).__enter__()
         shared = getattr(config, "workerinput", {}).get(_DEAD_BASES)
         self._dead = DeadBases("--optests-derived-after-death", Path(shared) if shared else None)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self._compile_cache is not None:
+            self._compile_cache.__exit__(None, None, None)
+            self._compile_cache = None
+
+    def _environment(self) -> dict[str, str]:
+        return environment(self._started, self._compile_cache.label if self._compile_cache is not None else "")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -353,7 +364,7 @@ class Sweep:
         if self.settings.results is None or self._is_worker or self._journal is not None or self.config.option.collectonly:
             return
         try:
-            self._journal = _results.Journal(self.settings.results, environment(self._started), resume=self.settings.resume)
+            self._journal = _results.Journal(self.settings.results, self._environment(), resume=self.settings.resume)
         except WriteError as e:
             raise pytest.UsageError(f"--optests-results: {e}") from None
         except _results.ResultsError as e:
@@ -541,7 +552,7 @@ class Sweep:
         if self.settings.results is not None and not self.config.option.collectonly:
             # also when nothing was recorded: an older file must not pass for this run's
             complete = self._collected_ids <= set(self.results)
-            env = environment(self._started)
+            env = self._environment()
             try:
                 _results.write(self.settings.results, self.results.values(), env, complete=complete)
             except _results.ResultsError as e:  # e.g. a full disk: said in the summary, exit 4

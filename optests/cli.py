@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, _durations, _registry, _results, _settings
-from ._env import environment, now
+from ._env import CompileCache, environment, now
 from ._errors import InputError
 from ._files import check_writable
 from ._findings import Verdict
@@ -98,6 +98,13 @@ def _judge(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    """``optests check``, under the compile cache it chose (``--compile-cache``)."""
+    choice = _settings.parse_compile_cache_option("--compile-cache", args.compile_cache)
+    with CompileCache(choice) as cache:
+        return _check_under(args, cache)
+
+
+def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
     start, started = time.perf_counter(), now()
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
@@ -148,7 +155,7 @@ def _check(args: argparse.Namespace) -> int:
             if not verdict.ok:
                 findings.append((target, c))
     if args.json:  # first: nothing below may lose it
-        _results.write(args.json, [c.record() for c in checks], environment(started))
+        _results.write(args.json, [c.record() for c in checks], environment(started, cache.label))
     for target, c in findings:
         print()
         error = c.result.error
@@ -388,6 +395,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also check the samples derived from a sample whose check timed out or crashed (by default they are not "
         "run: SKIP, saying why)",
+    )
+    c.add_argument(
+        "--compile-cache",
+        default="fresh",
+        metavar="CACHE",
+        help="where inductor keeps what it compiles: fresh (an empty folder for this command, removed after it), shared "
+        "(torch's: TORCHINDUCTOR_CACHE_DIR or its default) or a folder; --json records it (default: %(default)s)",
     )
     c.add_argument("--registry", type=Path, help="an expected-failures registry: findings it lists are expected")
     c.add_argument("--json", type=Path, metavar="PATH", help="write the results (the sweep's results format) to PATH")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -301,6 +302,54 @@ def test_the_samples_derived_from_a_hanging_sample_are_not_run(
     capsys.readouterr()
     again = json.loads((tmp_path / "again.json").read_text())["samples"]
     assert [(r["transform"], r["stage"]) for r in again] == [("", "timeout"), ("noncontiguous", "timeout")]
+
+
+def test_each_check_op_call_compiles_into_its_own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compile cache is the run's choice (issue 48, item 18): a fresh folder per call by
+    default, which the checks' processes use and which is gone after; or the folder named."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "torch-cache"))
+    seen = tmp_path / "seen.txt"
+
+    def noting(x: torch.Tensor) -> torch.Tensor:
+        with open(seen, "a") as f:  # in the runner's child, where the checks compile
+            f.write(os.environ.get("TORCHINDUCTOR_CACHE_DIR", "") + "\n")
+        return x * 2
+
+    sample: list[tuple[list[torch.Tensor], dict[str, object]]] = [([torch.ones(2)], {})]
+    (check,) = optests.check_op(noting, samples=sample, modes=["static"], transforms="none")
+    assert check.result.passed
+    (fresh,) = set(seen.read_text().split())
+    assert Path(fresh).name.startswith("optests-compile-cache-") and not Path(fresh).exists()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torch-cache")
+    seen.unlink()
+    optests.check_op(noting, samples=sample, modes=["static"], transforms="none", compile_cache=str(tmp_path / "mine"))
+    assert set(seen.read_text().split()) == {str(tmp_path / "mine")}
+    seen.unlink()
+    optests.check_op(noting, samples=sample, modes=["static"], transforms="none", compile_cache="shared")
+    assert set(seen.read_text().split()) == {str(tmp_path / "torch-cache")}
+    with pytest.raises(
+        optests.AuthorError, match=r"^compile_cache: .*seen.txt is not a folder; valid: fresh, shared or a folder$"
+    ):
+        seen.write_text("")
+        optests.check_op(noting, samples=sample, compile_cache=str(seen))
+
+
+def test_check_records_its_compile_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from optests import cli
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", "sin", "--modes", "static", "--transforms", "none", "--select", "first:1"]
+    assert cli.main([*argv, "--json", "fresh.json"]) == 0
+    assert json.loads((tmp_path / "fresh.json").read_text())["environment"]["compile_cache"] == "fresh"
+    assert cli.main([*argv, "--compile-cache", "mine", "--json", "mine.json"]) == 0
+    assert json.loads((tmp_path / "mine.json").read_text())["environment"]["compile_cache"] == str(tmp_path / "mine")
+    capsys.readouterr()
+    assert cli.main([*argv, "--compile-cache", "mine.json"]) == 2
+    assert capsys.readouterr().err == (
+        "optests check: error: --compile-cache: mine.json is not a folder; valid: fresh, shared or a folder\n"
+    )
 
 
 def test_check_honours_the_registry_for_a_dotted_op_name(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -84,6 +85,45 @@ def test_the_samples_derived_from_a_hanging_sample_are_not_run(sweep: pytest.Pyt
         ("", "timeout"),
         ("noncontiguous", "timeout"),
     }
+
+
+_PLANT_COS = """
+import os
+if os.environ.get("OPTESTS_TEST_PLANT_COS"):  # a wrong decomposition, planted as a user's conftest might
+    import torch
+    from torch._inductor import decomposition
+
+    decomposition.decompositions[torch.ops.aten.sin.default] = lambda x: torch.cos(x)
+"""
+
+
+def test_an_inductor_verdict_does_not_depend_on_what_the_compile_cache_holds(
+    sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Inductor's caches are shared between runs, and their keys need not see everything that
+    changes what is compiled (issue 48, item 18): here a decomposition planted at run time, which
+    a warm AOTAutograd cache hides. A run uses a fresh cache unless told otherwise, and records it."""
+    (sweep.path / "conftest.py").write_text((sweep.path / "conftest.py").read_text() + _PLANT_COS)
+    shared = tmp_path / "torch-cache"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(shared))
+    args = ["--optests-ops=sin", "--optests-backends=inductor", "--optests-modes=static", "--optests-select=first:1"]
+
+    def run(name: str, *extra: str) -> tuple[object, ...]:
+        sweep.runpytest_subprocess(
+            *args, "--optests-registry=none.json", f"--optests-results={name}", *extra, "-p", "no:cacheprovider"
+        )
+        data = json.loads((sweep.path / name).read_text())
+        (record,) = data["samples"]
+        return data["environment"]["compile_cache"], record["outcome"], record["stage"]
+
+    # the shared cache, warmed by a run of sin as it is
+    assert run("warm.json", "--optests-compile-cache=shared") == (f"shared ({shared})", "passed", None)
+    monkeypatch.setenv("OPTESTS_TEST_PLANT_COS", "1")
+    # sin compiled as cos: the warm shared cache still hands out sin's code, so the verdict is the cache's
+    assert run("stale.json", "--optests-compile-cache=shared") == (f"shared ({shared})", "passed", None)
+    # by default a run compiles into a fresh cache of its own, whatever the shared one holds
+    assert run("fresh.json") == ("fresh", "failed", "forward")
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(shared)
 
 
 def test_xdist_results_hold_every_sample_exactly_once(sweep: pytest.Pytester) -> None:
