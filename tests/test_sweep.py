@@ -73,7 +73,7 @@ def test_the_samples_derived_from_a_hanging_sample_are_not_run(sweep: pytest.Pyt
             f"not run: the sample it derives from, {base}, timed out; --optests-derived-after-death runs it ["
         )
     result.assert_outcomes(failed=2, skipped=len(derived))
-    assert sum(float(r.get("duration", 0)) for r in derived) == 0  # not run: no check time at all
+    assert not any(r.get("duration") for r in derived)  # not run: no check time at all
     assert took < 3 * len(derived)  # had they run, each would have cost its 3 s timeout
 
     # asked for (the ini key), the derived samples are run and time out as well
