@@ -50,6 +50,7 @@ def run(out: Path, ops: str, backends: str, select: str, modes: str, warm: bool)
         *(sys.executable, "-m", "pytest", "opinfo_sweeps", "-q", "-p", "no:cacheprovider", "-n", "1"),
         *(f"--optests-ops={ops}", f"--optests-modes={modes}", f"--optests-select={select}"),
         *(f"--optests-backends={DEFAULT_BACKEND},{backends}", f"--optests-results={out}", "--optests-registry=none.json"),
+        *(["--optests-compile-cache=shared"] if warm else []),  # a sweep compiles into a fresh cache by default
     ]
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as cache:

@@ -21,7 +21,7 @@ from ._check import one_intra_op_thread
 from ._errors import InputError
 from ._findings import CheckResult, Outcome, Verdict
 from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
-from ._pipeline import Base, Selection, check, derive, died, keys, suffixes, tolerance, transforms_for
+from ._pipeline import Base, DeadBases, Selection, check, derive, died, keys, suffixes, tolerance, transforms_for
 from ._results import SampleResult
 from ._settings import DEFAULT_TIMEOUT, KNOWN_DBS, MODULE_DBS
 
@@ -355,10 +355,14 @@ def run_planned(
     timeout: float = DEFAULT_TIMEOUT,  # as the sweep's --optests-timeout
     isolated: bool = True,
     shrink: bool = False,
+    derived_after_death: bool = False,
+    dead: DeadBases | None = None,
 ) -> list[SampleCheck]:
     """Make the planned checks (:func:`optests._pipeline.check`). With ``isolated`` (POSIX), they
     run in a forked child, as in the sweep: a sample that kills it is a ``crash`` finding, one that
     runs past ``timeout`` seconds a ``timeout`` finding, and the next sample gets a fresh child.
+    A sample derived from one whose check died so is not run, but ``skipped`` (saying why), unless
+    ``derived_after_death``; ``dead`` keeps those deaths across calls (else this call's alone).
     Where a child cannot be forked (CUDA is initialized), the checks run in this process. With
     ``shrink``, a ``resized`` finding is also shrunk to the smallest sizes that fail at its stage
     (:attr:`SampleCheck.shrunk`, for a repro script); its result is the finding as found.
@@ -381,14 +385,21 @@ def run_planned(
             smallest = _shrink(p, checked.result)
         return _portable(checked.result), checked.check_gradients, smallest
 
+    dead = dead if dead is not None else DeadBases("--derived-after-death (derived_after_death=True)")
     runner = _runner.IsolatedRunner(_one_thread(work), fit=_state.fit) if isolated and _runner.fork_is_safe() else None
     out: list[SampleCheck] = []
     try:
         for position, p in enumerate(planned):
+            not_run = None if derived_after_death else dead.not_run(p.key)
+            if not_run is not None:  # its base sample timed out or crashed
+                inputs, func = _inputs(p)
+                out.append(SampleCheck(p.key, not_run, inputs, p.base.check_gradients, None, func))
+                continue
             start = time.perf_counter()
             answer = _kept(work, position) if runner is None else runner.run(position, timeout)
             if isinstance(answer, _runner.Died):
                 answer = (died(p.key, answer, time.perf_counter() - start), p.base.check_gradients, None)
+                dead.note(p.key, answer[0].stage)
             result, check_gradients, smallest = answer
             inputs, func = _inputs(p)
             out.append(SampleCheck(p.key, result, inputs, check_gradients, smallest, func))
@@ -448,13 +459,16 @@ def check_target(
     isolated: bool = True,
     shrink: bool = False,
     select: str = "all",
+    derived_after_death: bool = False,
 ) -> list[SampleCheck]:
     """Check every sample (or those ``select`` picks), and every sample each transform derives,
     in every mode and backend (see :func:`plan` and :func:`run_planned`)."""
     planned = plan(
         target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends, select=select
     )
-    return run_planned(target, planned, timeout=timeout, isolated=isolated, shrink=shrink)
+    return run_planned(
+        target, planned, timeout=timeout, isolated=isolated, shrink=shrink, derived_after_death=derived_after_death
+    )
 
 
 def _one_thread(work: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -557,6 +571,8 @@ def check_op(
     transforms: str | Sequence[str] = "all",
     backends: str | Sequence[str] = (DEFAULT_BACKEND,),
     select: str = "all",
+    derived_after_death: bool = False,
+    compile_cache: str = "fresh",
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
@@ -576,17 +592,35 @@ def check_op(
     (``aot_eager``, the default; ``aot_eager_decomp_partition``; ``inductor``; ``dynamo:NAME``;
     ``MODULE:ATTRIBUTE``, a ``torch.compile`` backend of yours; or one registered with
     ``optests._backends.register``). ``select`` checks some of the samples (``first:N``,
-    ``signature``), which keep their numbers.
+    ``signature``), which keep their numbers. A sample derived from one whose check timed out or
+    crashed is not run (``skipped``, saying why), unless ``derived_after_death``. ``compile_cache``
+    is where inductor keeps what it compiles: ``fresh`` (an empty folder for this call, removed
+    after it), ``shared`` (torch's) or a folder (:class:`optests._env.CompileCache`).
     """
+    from ._env import CompileCache, parse_compile_cache
+
+    try:
+        cache = CompileCache(parse_compile_cache(compile_cache))
+    except ValueError as e:
+        raise AuthorError(f"compile_cache: {e}") from None
     targets = _targets(op)
     given = to_samples(samples, f"samples for {targets[0].name}") if samples is not None else None
-    return [
-        c
-        for target in targets
-        for c in check_target(
-            target, given, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends, select=select
-        )
-    ]
+    with cache:
+        return [
+            c
+            for target in targets
+            for c in check_target(
+                target,
+                given,
+                modes=modes,
+                dtypes=dtypes,
+                device=device,
+                transforms=transforms,
+                backends=backends,
+                select=select,
+                derived_after_death=derived_after_death,
+            )
+        ]
 
 
 def op_test(
@@ -597,10 +631,13 @@ def op_test(
     registry: str | Path | None = None,
     transforms: str | Sequence[str] = "all",
     backends: str | Sequence[str] = (DEFAULT_BACKEND,),
+    derived_after_death: bool = False,
 ) -> Callable[..., None]:
     """A pytest test function over ``op``'s samples (and the samples ``transforms`` derive, as in
     :func:`check_op`) and modes, one test per pair, judged against an expected-failures registry
-    of optests' format. A derived sample that is not a valid call is skipped. In a test module::
+    of optests' format. A derived sample that is not a valid call is skipped; so is one derived
+    from a sample whose check timed out or crashed earlier in the same process (not run), unless
+    ``derived_after_death``. In a test module::
 
         test_myop = optests.op_test(mylib.myop, samples=my_samples, registry="expected_failures.json")
     """
@@ -614,12 +651,13 @@ def op_test(
         for p in plan(target, given, modes=modes, transforms=transforms, backends=backends)
     }  # checks nothing
     entries = _registry.load(Path(registry)) if registry is not None else []
+    dead = DeadBases("op_test(..., derived_after_death=True)")  # this process's: its tests run in order
 
     @pytest.mark.parametrize("optests_sample_id", list(planned))
     def test(optests_sample_id: str) -> None:
         # each test checks its own sample, on the process (xdist worker) that runs it
         target, p = planned[optests_sample_id]
-        (checked,) = run_planned(target, [p])
+        (checked,) = run_planned(target, [p], derived_after_death=derived_after_death, dead=dead)
         verdict, entry = _registry.Registry(entries, str(torch.__version__)).judge(checked.record())
         if verdict is Verdict.XFAILED:
             pytest.xfail(f"expected ({entry.stage if entry else ''}): {entry.reason if entry else ''}")

@@ -18,15 +18,21 @@ it; :func:`keys` orders the checks; :func:`check` makes one check of one key, in
 5. a derived sample whose eager call fails is not applicable; the tolerance the record keeps is the
    OpInfo's override and what the check noted.
 
-:func:`died` is the record of a check whose process died. Every entry point runs checks with one
+:func:`died` is the record of a check whose process died; :class:`DeadBases` keeps, for every
+entry point alike, the samples derived from a base sample whose check died from being run (each
+would cost its timeout again). Every entry point runs checks with one
 intra-op thread (:func:`optests._check.one_intra_op_thread`), in a forked child where it can.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._findings import CheckResult, Outcome, Stage
@@ -290,3 +296,58 @@ def died(key: SampleKey, answer: Died, duration: float) -> CheckResult:
     """The result of a check whose process died (``crash``) or ran past its time (``timeout``)."""
     message = f"{answer.message.splitlines()[0]} [{key.context}]"
     return CheckResult(Outcome.FAILED, answer.stage, message, detail=answer.message, duration=duration)
+
+
+#: How the message of a derived sample that :class:`DeadBases` keeps from being run starts.
+NOT_RUN = "not run: "
+
+
+@dataclass
+class DeadBases:
+    """The base samples whose check died (``timeout`` or ``crash``) in this run, by id: a sample
+    derived from one of them is not run by default (each would likely cost its timeout, or a
+    crash, again), and is recorded ``skipped``, saying why. ``option`` names how the caller
+    runs them anyway (``--optests-derived-after-death``). ``directory``, where given, is shared
+    with the run's other processes (the sweep's xdist workers): a death is noted there too, so
+    that a derived sample checked on another worker after its base died is not run either."""
+
+    option: str
+    directory: Path | None = None
+    _dead: dict[str, Stage] = dataclasses.field(default_factory=dict)
+
+    def note(self, key: SampleKey, stage: Stage | None) -> None:
+        """``key`` was checked and its check ended at ``stage``."""
+        if key.transform or key.sample is None or stage not in (Stage.TIMEOUT, Stage.CRASH):
+            return
+        self._dead[key.id] = stage
+        if self.directory is not None:
+            path = self.directory / _marker(key.id)
+            try:
+                temporary = path.with_suffix(f".{os.getpid()}")
+                temporary.write_text(stage.value)
+                os.replace(temporary, path)
+            except OSError:  # this process still knows it
+                pass
+
+    def not_run(self, key: SampleKey) -> CheckResult | None:
+        """The record of derived sample ``key`` if its base died: ``skipped``; else None (run it)."""
+        if not key.transform:
+            return None
+        base = dataclasses.replace(key, transform="")
+        stage = self._dead.get(base.id)
+        if stage is None and self.directory is not None:
+            try:
+                stage = Stage((self.directory / _marker(base.id)).read_text())
+            except (OSError, ValueError):
+                stage = None
+        if stage is None:
+            return None
+        self._dead[base.id] = stage
+        how = "timed out" if stage is Stage.TIMEOUT else "crashed"
+        message = f"{NOT_RUN}the sample it derives from, {base.id}, {how}; {self.option} runs it [{key.context}]"
+        return CheckResult(Outcome.SKIPPED, message=message)
+
+
+def _marker(sample_id: str) -> str:
+    """A file name for a sample id (which may hold any character an op's name holds)."""
+    return hashlib.sha256(sample_id.encode()).hexdigest()[:32]

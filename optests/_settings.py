@@ -154,6 +154,16 @@ def _ids(option: str, value: str) -> IdList | None:
     return read_ids(option, Path(value)) if value.strip() else None
 
 
+def parse_compile_cache_option(option: str, value: str) -> str:
+    """``fresh``, ``shared`` or a folder (absolute); a :class:`SettingError` naming ``option``."""
+    from ._env import parse_compile_cache
+
+    try:
+        return parse_compile_cache(value)
+    except ValueError as e:
+        raise SettingError(f"{option}: {e}") from None
+
+
 def _path(option: str, value: str) -> Path | None:
     return Path(value) if value.strip() else None
 
@@ -240,6 +250,21 @@ OPTIONS = (
         flag=True,
     ),
     Option("timeout", "seconds one sample may take before it is recorded as a timeout", f"{DEFAULT_TIMEOUT:g}", parse_seconds),
+    Option(
+        "derived-after-death",
+        "also check the samples derived from a sample whose check timed out or crashed (by default they are not run: "
+        "recorded as skipped, saying why)",
+        "false",
+        _bool,
+        flag=True,
+    ),
+    Option(
+        "compile-cache",
+        "where inductor keeps what it compiles (its FX graph and AOTAutograd caches): fresh (an empty folder for this "
+        "run, removed after it), shared (torch's: TORCHINDUCTOR_CACHE_DIR or its default) or a folder; results record it",
+        "fresh",
+        parse_compile_cache_option,
+    ),
     Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
     Option("accept", "rewrite the registry from this run (only the scopes that ran are touched)", "false", _bool, flag=True),
     Option("strict-registry", "fail the run when registry entries match nothing collected (stale)", "false", _bool, flag=True),
@@ -260,6 +285,8 @@ class Settings:
     results: Path | None
     resume: bool
     timeout: float
+    derived_after_death: bool
+    compile_cache: str
     registry: Path | None
     accept: bool
     strict_registry: bool

@@ -12,7 +12,9 @@ import functools
 import json
 import os
 import shlex
+import shutil
 import statistics
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -23,12 +25,12 @@ import pytest
 
 from . import _durations, _registry, _results
 from ._case import Case, SelectionError, collect, select_ops, split_of
-from ._env import environment, now
+from ._env import CompileCache, environment, now
 from ._execute import child_fit, decoration_skip, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
-from ._key import DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_name
-from ._pipeline import died
+from ._key import _ID, DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_name
+from ._pipeline import DeadBases, died
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner, WorkFailed
 from ._settings import BUILTIN_DBS, KNOWN_DBS, Settings
@@ -40,6 +42,9 @@ _PROPERTY = "optests"
 _REPLAYED = "optests_replayed"
 #: The key under which an xdist worker sends the controller the case ids it deselected.
 _DESELECTED = "optests_deselected"
+#: The key under which the controller tells each xdist worker the folder where the base samples
+#: whose checks died are noted (:class:`optests._pipeline.DeadBases`).
+_DEAD_BASES = "optests_dead_bases"
 
 
 def _torch_version() -> str:
@@ -75,6 +80,38 @@ def _case_of(item: pytest.Item) -> Case | None:
     return case if isinstance(case, Case) else None
 
 
+def base_nodeid(nodeid: str) -> str:
+    """The node id of the base sample a derived sample's node id names (its transform left out
+    of the id); any other node id as it is."""
+    head, bracket, param = nodeid.partition("[")
+    m = _ID.match(param[:-1]) if bracket and param.endswith("]") else None
+    if m is None or not m["transform"]:
+        return nodeid
+    start, end = m.span("transform")
+    return f"{head}[{param[: start - 1]}{param[end:]}"
+
+
+def _base_group_scheduling(config: pytest.Config, log: Any) -> Any:
+    """xdist's ``loadscope`` scheduling with a base sample and its derived samples as one unit
+    (every other test a unit of its own), units handed out in the order collected (long ops
+    first, :meth:`Sweep.pytest_collection_modifyitems`), not by size."""
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    class BaseGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return base_nodeid(nodeid)
+
+        def schedule(self) -> None:
+            option = self.config.option
+            reorder, option.loadscopereorder = option.loadscopereorder, False
+            try:
+                super().schedule()
+            finally:
+                option.loadscopereorder = reorder
+
+    return BaseGroupScheduling(config, log)
+
+
 class Sweep:
     """The stateful side of the plugin, registered when a run asks for the sweep."""
 
@@ -100,6 +137,37 @@ class Sweep:
         #: ids of the resumed records this run's tests replayed (on the controller)
         self._replayed: set[str] = set()
         self._results_error = ""
+        #: the compile cache the run uses, chosen (and entered) by the controller or the only
+        #: process, before xdist starts its workers: they and the runner's children inherit it
+        self._compile_cache = None if self._is_worker else CompileCache(settings.compile_cache).__enter__()
+        shared = getattr(config, "workerinput", {}).get(_DEAD_BASES)
+        self._dead = DeadBases("--optests-derived-after-death", Path(shared) if shared else None)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self._compile_cache is not None:
+            self._compile_cache.__exit__(None, None, None)
+            self._compile_cache = None
+
+    def _environment(self) -> dict[str, str]:
+        return environment(self._started, self._compile_cache.label if self._compile_cache is not None else "")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """(On the xdist controller.) Every worker notes the base samples whose checks died in one
+        folder, so that a derived sample is not run on one worker after its base died on another."""
+        if self._dead.directory is None:
+            self._dead.directory = Path(tempfile.mkdtemp(prefix="optests-dead-bases-"))
+        node.workerinput[_DEAD_BASES] = str(self._dead.directory)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Under ``-n`` (xdist's ``--dist load``), with transforms and without
+        ``--optests-derived-after-death``: a base sample and the samples derived from it go to one
+        worker, in order, so that the base's check has ended (and a death is known) before any of
+        them starts. Other dist modes are xdist's, as asked."""
+        if config.getvalue("dist") != "load" or not self.settings.transforms or self.settings.derived_after_death:
+            return None
+        return _base_group_scheduling(config, log)
 
     @property
     def registry(self) -> _registry.Registry:
@@ -181,6 +249,8 @@ class Sweep:
             pytest.skip(f"expected-failures registry: skip ({entry.stage}): {entry.reason}")
         resumed = self._resumed.get(case.id)
         if resumed is not None:  # the dead run this one goes on from checked it: its record stands
+            if resumed.outcome is Outcome.FAILED:
+                self._dead.note(key, resumed.stage)
             said = f"[{resumed.stage}] {resumed.message}" if resumed.stage else resumed.message
             item.user_properties.append((_REPLAYED, case.id))
             self._judge(
@@ -190,6 +260,10 @@ class Sweep:
                 f"{said}\n(recorded by the run this one resumed; run it without --optests-resume for the detail and a repro)",
             )
             return
+        not_run = None if self.settings.derived_after_death else self._dead.not_run(key)
+        if not_run is not None:  # its base sample timed out or crashed
+            self._attach(item, case.result(not_run.outcome, message=not_run.message, verdict=Verdict.SKIPPED))
+            pytest.skip(not_run.message)
         if self._runner is None:
             self._runner = IsolatedRunner(
                 execute_in_child, prepare=functools.partial(prepare_child, self.settings.dbs), fit=child_fit
@@ -206,6 +280,7 @@ class Sweep:
         if isinstance(answer, Died):
             dead = died(key, answer, time.perf_counter() - start)
             record = case.result(dead.outcome, dead.stage, dead.message, dead.duration)
+            self._dead.note(key, dead.stage)
             report = f"[{dead.stage}] {dead.detail}"
         else:
             record, report = answer
@@ -300,7 +375,7 @@ class Sweep:
         if self.settings.results is None or self._is_worker or self._journal is not None or self.config.option.collectonly:
             return
         try:
-            self._journal = _results.Journal(self.settings.results, environment(self._started), resume=self.settings.resume)
+            self._journal = _results.Journal(self.settings.results, self._environment(), resume=self.settings.resume)
         except WriteError as e:
             raise pytest.UsageError(f"--optests-results: {e}") from None
         except _results.ResultsError as e:
@@ -352,6 +427,7 @@ class Sweep:
             Stage.CRASH,
             f"the pytest-xdist worker running the sample died ({report.longrepr}) [{case.key.context}]",
         )
+        self._dead.note(case.key, Stage.CRASH)  # for the workers that check its derived samples
         verdict, entry = self.registry.judge(record)
         self._record(dataclasses.replace(record, verdict=verdict))
         if verdict is Verdict.XFAILED or (self.settings.accept and not verdict.ok):
@@ -487,6 +563,8 @@ class Sweep:
             self._runner = None
         if self._is_worker:
             return
+        if self._dead.directory is not None:  # the controller made it for its workers
+            shutil.rmtree(self._dead.directory, ignore_errors=True)
         if self._journal_error:  # already told, in one line; the journal holds what was checked
             assert self._journal is not None
             self._journal.close()
@@ -494,7 +572,7 @@ class Sweep:
         if self.settings.results is not None and not self.config.option.collectonly:
             # also when nothing was recorded: an older file must not pass for this run's
             complete = self._collected_ids <= set(self.results)
-            env = environment(self._started)
+            env = self._environment()
             try:
                 _results.write(self.settings.results, self.results.values(), env, complete=complete)
             except _results.ResultsError as e:  # e.g. a full disk: said in the summary, exit 4

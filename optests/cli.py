@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, _durations, _registry, _results, _settings
-from ._env import environment, now
+from ._env import CompileCache, environment, now
 from ._errors import InputError
 from ._files import check_writable
 from ._findings import Verdict
@@ -98,6 +98,13 @@ def _judge(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    """``optests check``, under the compile cache it chose (``--compile-cache``)."""
+    choice = _settings.parse_compile_cache_option("--compile-cache", args.compile_cache)
+    with CompileCache(choice) as cache:
+        return _check_under(args, cache)
+
+
+def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
     start, started = time.perf_counter(), now()
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
@@ -105,6 +112,7 @@ def _check(args: argparse.Namespace) -> int:
 
     check_cache_dir()  # torch creates it as Dynamo is imported (below): a bad one is one line, not a traceback
     from . import _author, _repro
+    from ._pipeline import NOT_RUN
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
     modes = _settings.parse_choices("--modes", args.modes, MODES)
@@ -135,7 +143,7 @@ def _check(args: argparse.Namespace) -> int:
     for target in targets:
         target_checks = _author.check_target(
             target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, backends=backends,
-            timeout=timeout, shrink=True, select=args.select,
+            timeout=timeout, shrink=True, select=args.select, derived_after_death=args.derived_after_death,
         )  # fmt: skip
         derived = len({(c.dtype, c.sample, c.key.transform) for c in target_checks if c.key.transform})
         also = f" (and {derived} derived by {', '.join(transforms)})" if transforms else ""
@@ -150,7 +158,7 @@ def _check(args: argparse.Namespace) -> int:
             if not verdict.ok:
                 findings.append((target, c))
     if args.json:  # first: nothing below may lose it
-        _results.write(args.json, [c.record() for c in checks], environment(started))
+        _results.write(args.json, [c.record() for c in checks], environment(started, cache.label))
     for target, c in findings:
         print()
         error = c.result.error
@@ -194,6 +202,11 @@ def _check(args: argparse.Namespace) -> int:
     outcomes = Counter(c.result.outcome.value for c in checks)
     took = time.perf_counter() - start
     print()
+    not_run = sum(1 for c in checks if c.result.message.startswith(NOT_RUN))
+    if not_run:
+        print(
+            f"{not_run} derived checks not run: the sample each derives from timed out or crashed (--derived-after-death runs them)"
+        )
     skipped = f", {outcomes['skipped']} skipped" if outcomes["skipped"] else ""
     skipped += f", {outcomes['not_applicable']} not applicable" if outcomes["not_applicable"] else ""
     print(
@@ -380,6 +393,19 @@ def _parser() -> argparse.ArgumentParser:
         default=f"{_settings.DEFAULT_TIMEOUT:g}",
         help="seconds one check may take; a check that runs longer, or kills the process running it, is a "
         "timeout or crash finding and the others still run (default: %(default)s)",
+    )
+    c.add_argument(
+        "--derived-after-death",
+        action="store_true",
+        help="also check the samples derived from a sample whose check timed out or crashed (by default they are not "
+        "run: SKIP, saying why)",
+    )
+    c.add_argument(
+        "--compile-cache",
+        default="fresh",
+        metavar="CACHE",
+        help="where inductor keeps what it compiles: fresh (an empty folder for this command, removed after it), shared "
+        "(torch's: TORCHINDUCTOR_CACHE_DIR or its default) or a folder; --json records it (default: %(default)s)",
     )
     c.add_argument("--registry", type=Path, help="an expected-failures registry: findings it lists are expected")
     c.add_argument("--json", type=Path, metavar="PATH", help="write the results (the sweep's results format) to PATH")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -242,6 +244,112 @@ def test_a_crash_or_hang_is_that_samples_finding_and_the_rest_still_run(tmp_path
         (1, "failed", stage),
         (2, "passed", None),
     }
+
+
+_SLEEPING_MODULE = """
+import time, torch
+
+@torch.library.custom_op("optests_author_sleep::sleeps", mutates_args=())
+def sleeps(x: torch.Tensor) -> torch.Tensor:
+    time.sleep(3600)
+    return x * 2
+
+sleeps.register_fake(lambda x: torch.empty_like(x))
+
+def samples():
+    return [([torch.randn(3, 2)], {}), ([torch.randn(4, 2)], {})]
+"""
+
+
+def test_the_samples_derived_from_a_hanging_sample_are_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kernel that hangs cost its timeout once per derived sample (issue 48, item 17): now a
+    derived sample of a base sample that timed out is skipped, not run, unless asked for."""
+    from optests import cli
+
+    (tmp_path / "optests_author_sleeping.py").write_text(_SLEEPING_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["check", "optests_author_sleep::sleeps", "--import", "optests_author_sleeping", "--samples", "optests_author_sleeping:samples", "--modes", "static", "--timeout", "1"]  # fmt: skip
+    start = time.perf_counter()
+    assert cli.main([*argv, "--json", "out.json"]) == 1
+    took = time.perf_counter() - start
+    out = capsys.readouterr().out
+    records = json.loads((tmp_path / "out.json").read_text())["samples"]
+    derived = [r for r in records if r["transform"]]
+    assert len(derived) >= 10  # the point: many derived samples, none of them run
+    assert sorted((r["sample"], r["outcome"], r["stage"]) for r in records if not r["transform"]) == [
+        (0, "failed", "timeout"),
+        (1, "failed", "timeout"),
+    ]
+    assert {(r["outcome"], r["stage"]) for r in derived} == {("skipped", None)}
+    said = {r["id"]: r["message"] for r in derived}
+    some = "static-float32-cpu-optests_author_sleep::sleeps-sample1-noncontiguous"
+    assert said[some] == (
+        "not run: the sample it derives from, static-float32-cpu-optests_author_sleep::sleeps-sample1, timed out; "
+        "--derived-after-death (derived_after_death=True) runs it [optests_author_sleep::sleeps static float32 cpu sample 1 noncontiguous]"
+    )
+    assert f"{len(derived)} derived checks not run: the sample each derives from timed out or crashed" in out
+    assert f"{len(records)} checks: 0 passed, 2 failed, {len(derived)} skipped, 2 not expected" in out
+    assert took < len(derived)  # each derived sample run would have cost its 1 s timeout
+
+    # asked for, they are run (and time out too)
+    assert (
+        cli.main([*argv, "--transforms", "noncontiguous", "--select", "first:1", "--derived-after-death", "--json", "again.json"])
+        == 1
+    )
+    capsys.readouterr()
+    again = json.loads((tmp_path / "again.json").read_text())["samples"]
+    assert [(r["transform"], r["stage"]) for r in again] == [("", "timeout"), ("noncontiguous", "timeout")]
+
+
+def test_each_check_op_call_compiles_into_its_own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compile cache is the run's choice (issue 48, item 18): a fresh folder per call by
+    default, which the checks' processes use and which is gone after; or the folder named."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "torch-cache"))
+    seen = tmp_path / "seen.txt"
+
+    def noting(x: torch.Tensor) -> torch.Tensor:
+        with open(seen, "a") as f:  # in the runner's child, where the checks compile
+            f.write(os.environ.get("TORCHINDUCTOR_CACHE_DIR", "") + "\n")
+        return x * 2
+
+    sample: list[tuple[list[torch.Tensor], dict[str, object]]] = [([torch.ones(2)], {})]
+    (check,) = optests.check_op(noting, samples=sample, modes=["static"], transforms="none")
+    assert check.result.passed
+    (fresh,) = set(seen.read_text().split())
+    assert Path(fresh).name.startswith("optests-compile-cache-") and not Path(fresh).exists()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torch-cache")
+    seen.unlink()
+    optests.check_op(noting, samples=sample, modes=["static"], transforms="none", compile_cache=str(tmp_path / "mine"))
+    assert set(seen.read_text().split()) == {str(tmp_path / "mine")}
+    seen.unlink()
+    optests.check_op(noting, samples=sample, modes=["static"], transforms="none", compile_cache="shared")
+    assert set(seen.read_text().split()) == {str(tmp_path / "torch-cache")}
+    with pytest.raises(
+        optests.AuthorError, match=r"^compile_cache: .*seen.txt is not a folder; valid: fresh, shared or a folder$"
+    ):
+        seen.write_text("")
+        optests.check_op(noting, samples=sample, compile_cache=str(seen))
+
+
+def test_check_records_its_compile_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from optests import cli
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", "sin", "--modes", "static", "--transforms", "none", "--select", "first:1"]
+    assert cli.main([*argv, "--json", "fresh.json"]) == 0
+    assert json.loads((tmp_path / "fresh.json").read_text())["environment"]["compile_cache"] == "fresh"
+    assert cli.main([*argv, "--compile-cache", "mine", "--json", "mine.json"]) == 0
+    assert json.loads((tmp_path / "mine.json").read_text())["environment"]["compile_cache"] == str(tmp_path / "mine")
+    capsys.readouterr()
+    assert cli.main([*argv, "--compile-cache", "mine.json"]) == 2
+    assert capsys.readouterr().err == (
+        "optests check: error: --compile-cache: mine.json is not a folder; valid: fresh, shared or a folder\n"
+    )
 
 
 def test_check_honours_the_registry_for_a_dotted_op_name(tmp_path: Path) -> None:

@@ -423,13 +423,15 @@ def test_registry_entries_are_judged_only_in_their_backend_s_runs(
 
 
 def test_a_warm_inductor_cache_gives_the_same_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Inductor's FX graph cache, in a fresh directory: the first check fills it, the second
-    (in its own forked child) finds it warm; its record is the first's."""
+    """Inductor's FX graph cache, in a fresh directory shared by two calls: the first check fills
+    it, the second (in its own forked child) finds it warm; its record is the first's."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     sample: list[tuple[tuple[torch.Tensor, ...], dict[str, Any]]] = [((torch.randn(3, 4, requires_grad=True),), {})]
 
     def records() -> list[tuple[str, str, str | None, str, str]]:
-        checks = optests.check_op(transposed_double, samples=sample, backends=["inductor"], modes=["static"], transforms="none")
+        checks = optests.check_op(
+            transposed_double, samples=sample, backends=["inductor"], modes=["static"], transforms="none", compile_cache="shared"
+        )
         return [(c.key.id, c.result.outcome.value, c.result.stage, c.result.message, c.record().tolerance) for c in checks]
 
     cold = records()

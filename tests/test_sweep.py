@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +49,82 @@ def test_crash_and_hang_are_recorded_and_the_run_goes_on(sweep: pytest.Pytester,
             assert stages[f"{mode}-float32-cpu-crashy_hang-sample{i}"] == ("failed", "timeout")
             assert stages[f"{mode}-float32-cpu-crashy_fine-sample{i}"] == ("passed", None)
     result.stdout.fnmatch_lines(["*died with signal SIGABRT*"])
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_the_samples_derived_from_a_hanging_sample_are_not_run(sweep: pytest.Pytester, xdist: list[str]) -> None:
+    """A hanging op cost its timeout once per derived sample (issue 48, item 17). Under xdist a
+    base sample and its derived samples go to one worker, so the rule holds there too."""
+    args = ["--optests-dbs=crashy_ops:ops", "--optests-ops=crashy_hang", "--optests-modes=static", "--optests-timeout=3"]
+    start = time.perf_counter()
+    result = sweep.runpytest_subprocess(
+        *xdist, *args, "--optests-transforms=all", "--optests-results=r.json", "-p", "no:cacheprovider"
+    )
+    took = time.perf_counter() - start
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    records = _records(sweep.path / "r.json")
+    derived = [r for r in records if r["transform"]]
+    assert len(derived) >= 10
+    assert sorted((r["sample"], r["stage"]) for r in records if not r["transform"]) == [(0, "timeout"), (1, "timeout")]
+    assert {(r["outcome"], r["stage"], r["verdict"]) for r in derived} == {("skipped", None, "skipped")}
+    for r in derived:
+        base = f"static-float32-cpu-crashy_hang-sample{r['sample']}"
+        assert str(r["message"]).startswith(
+            f"not run: the sample it derives from, {base}, timed out; --optests-derived-after-death runs it ["
+        )
+    result.assert_outcomes(failed=2, skipped=len(derived))
+    assert not any(r.get("duration") for r in derived)  # not run: no check time at all
+    assert took < 3 * len(derived)  # had they run, each would have cost its 3 s timeout
+
+    # asked for (the ini key), the derived samples are run and time out as well
+    sweep.makeini("[pytest]\noptests_derived_after_death = true\n")
+    again = sweep.runpytest_subprocess(
+        *args, "--optests-transforms=noncontiguous", "--optests-results=again.json", "-p", "no:cacheprovider"
+    )
+    assert again.ret == pytest.ExitCode.TESTS_FAILED
+    assert {(r["transform"], r["stage"]) for r in _records(sweep.path / "again.json")} == {
+        ("", "timeout"),
+        ("noncontiguous", "timeout"),
+    }
+
+
+_PLANT_COS = """
+import os
+if os.environ.get("OPTESTS_TEST_PLANT_COS"):  # a wrong decomposition, planted as a user's conftest might
+    import torch
+    from torch._inductor import decomposition
+
+    decomposition.decompositions[torch.ops.aten.sin.default] = lambda x: torch.cos(x)
+"""
+
+
+def test_an_inductor_verdict_does_not_depend_on_what_the_compile_cache_holds(
+    sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Inductor's caches are shared between runs, and their keys need not see everything that
+    changes what is compiled (issue 48, item 18): here a decomposition planted at run time, which
+    a warm AOTAutograd cache hides. A run uses a fresh cache unless told otherwise, and records it."""
+    (sweep.path / "conftest.py").write_text((sweep.path / "conftest.py").read_text() + _PLANT_COS)
+    shared = tmp_path / "torch-cache"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(shared))
+    args = ["--optests-ops=sin", "--optests-backends=inductor", "--optests-modes=static", "--optests-select=first:1"]
+
+    def run(name: str, *extra: str) -> tuple[object, ...]:
+        sweep.runpytest_subprocess(
+            *args, "--optests-registry=none.json", f"--optests-results={name}", *extra, "-p", "no:cacheprovider"
+        )
+        data = json.loads((sweep.path / name).read_text())
+        (record,) = data["samples"]
+        return data["environment"]["compile_cache"], record["outcome"], record["stage"]
+
+    # the shared cache, warmed by a run of sin as it is
+    assert run("warm.json", "--optests-compile-cache=shared") == (f"shared ({shared})", "passed", None)
+    monkeypatch.setenv("OPTESTS_TEST_PLANT_COS", "1")
+    # sin compiled as cos: the warm shared cache still hands out sin's code, so the verdict is the cache's
+    assert run("stale.json", "--optests-compile-cache=shared") == (f"shared ({shared})", "passed", None)
+    # by default a run compiles into a fresh cache of its own, whatever the shared one holds
+    assert run("fresh.json") == ("fresh", "failed", "forward")
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(shared)
 
 
 def test_xdist_results_hold_every_sample_exactly_once(sweep: pytest.Pytester) -> None:

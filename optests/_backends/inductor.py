@@ -19,17 +19,16 @@ refuses, in one line, a directory torch cannot create or write, before torch is 
 
 from __future__ import annotations
 
-import getpass
 import os
-import re
 import tempfile
 
+from .._env import CACHE_ENV, torch_default_cache_dir
 from .._errors import InputError
 from .._files import reason
 from .dynamo import Dynamo
 
 #: The environment variable that names the directory of inductor's (and Dynamo's) caches.
-CACHE_DIR = "TORCHINDUCTOR_CACHE_DIR"
+CACHE_DIR = CACHE_ENV
 
 
 class CacheDirError(InputError):
@@ -44,11 +43,7 @@ def cache_dir() -> tuple[str, bool]:
     given = os.environ.get(CACHE_DIR)
     if given is not None:
         return os.path.abspath(given), True
-    try:
-        user = getpass.getuser()
-    except (KeyError, ModuleNotFoundError, OSError):
-        user = f"uid_{os.getuid()}"
-    return os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user)), False
+    return torch_default_cache_dir(), False
 
 
 def check_cache_dir() -> None:
