@@ -52,7 +52,7 @@ def _accept(args: argparse.Namespace) -> int:
     torch_versions = set()
     for path in args.results:
         env, records = _read_results(path)
-        torch_versions.add(env.get("torch", ""))
+        torch_versions.add(_registry.run_torch(path, env))
         loaded.append(records)
     if len(torch_versions) > 1:
         raise CommandError(
@@ -68,13 +68,13 @@ def _accept(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    if not args.registry.is_file():
+    if not args.registry.exists():
         raise CommandError(f"{args.registry}: no registry there")
     entries = _registry.load(args.registry)
     samples = wrong = 0
     for path in args.results:
         env, records, whole = _results.read_with_status(Path(path))
-        registry = _registry.Registry(entries, env.get("torch", ""))
+        registry = _registry.Registry(entries, _registry.run_torch(path, env))
         verdicts = Counter[Verdict]()
         unexpected = []
         for r in records:
