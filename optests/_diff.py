@@ -10,13 +10,13 @@ import dataclasses
 import enum
 import itertools
 import json
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._findings import Outcome, Stage
 from ._results import SampleResult
+from ._sanitize import printable
 
 
 class Kind(str, enum.Enum):
@@ -160,18 +160,6 @@ def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
 
 
 # -- reports ---------------------------------------------------------------------------------
-
-
-#: Characters that drive a terminal (C0 and C1 controls, DEL) or reorder what it shows
-#: (bidirectional overrides): a message from a results file could clear the screen or set
-#: the window's title with them.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters shown as escapes (``\\x1b``, ``\\x07``, ``\\u202e``): for
-    text from a results file or the history printed to a terminal or into markdown."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
 
 
 def first_line(text: str, limit: int = 300) -> str:

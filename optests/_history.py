@@ -27,6 +27,7 @@ from ._findings import Outcome
 from ._key import DEFAULT_BACKEND, transform_name
 from ._registry import RegistryError, release_series
 from ._results import FIELDS, Field, SampleResult, attribute, describe_os_error
+from ._sanitize import shell_join
 
 APPLICATION = "optests-history"
 #: Seconds a writer waits for another (the lock file, then SQLite's busy timeout) before giving up.
@@ -267,7 +268,9 @@ class History:
         elif not create:
             if path.parent.exists() and not path.parent.is_dir():
                 raise HistoryError(f"{path}: cannot read: {path.parent} is not a directory")
-            raise HistoryError(f"{path}: no such history database (create one with: optests history ingest RESULTS --db {path})")
+            raise HistoryError(
+                f"{path}: no such history database (create one with: {shell_join(['optests', 'history', 'ingest', 'RESULTS', '--db', str(path)])})"
+            )
         self._lock = self._acquire_lock() if create else None
         try:
             try:

@@ -31,6 +31,7 @@ from ._key import DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_nam
 from ._pipeline import died
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner, WorkFailed
+from ._sanitize import printable, shell_join, shell_word
 from ._settings import BUILTIN_DBS, KNOWN_DBS, Settings
 
 #: The fixture name a sweep test takes its case from.
@@ -249,17 +250,18 @@ class Sweep:
             where = item.path.relative_to(self.config.rootpath)
         except ValueError:
             where = item.path
+        # names from a user's database, paths and backends quoted: the command is pasted into a shell
         extra = ""
         if case.ref.db not in BUILTIN_DBS:
-            extra += f" --optests-dbs='{case.ref.db}'"
+            extra += f" --optests-dbs={shell_word(case.ref.db)}"
         if self.settings.registry is not None and self._registry_name() != _registry.DEFAULT_PATH:
-            extra += f" --optests-registry={self._registry_name()}"
+            extra += f" {shell_join([f'--optests-registry={self._registry_name()}'])}"
         if case.key.transform:
             extra += f" --optests-transforms={transform_name(case.key.transform)}"
         if case.key.backend != DEFAULT_BACKEND:
-            extra += f" --optests-backends='{case.key.backend}'"
+            extra += f" --optests-backends={shell_word(case.key.backend)}"
         return (
-            f"pytest {where} --optests-ops='{case.key.op_id}' --optests-modes={case.key.mode} "
+            f"pytest {shell_join([str(where)])} --optests-ops={shell_word(case.key.op_id)} --optests-modes={case.key.mode} "
             f"--optests-dtypes={case.key.dtype} --optests-devices={case.key.device}{extra} --optests-accept"
         )
 
@@ -518,8 +520,10 @@ class Sweep:
             tr.reportchars = "".join(c for c in tr.reportchars if c not in _COUNTED)
         if self.settings.ids is not None and (missing := self.settings.ids.ids - self._collected_ids - self._deselected_ids):
             tr.write_line(
-                f"--optests-ids: {len(missing)} of the {len(self.settings.ids.ids)} ids in {self.settings.ids.path} were not "
-                f"collected (this run's options select no such sample, or there is none), e.g. {min(missing)}",
+                printable(  # the ids are the file's text
+                    f"--optests-ids: {len(missing)} of the {len(self.settings.ids.ids)} ids in {self.settings.ids.path} were not "
+                    f"collected (this run's options select no such sample, or there is none), e.g. {min(missing)}"
+                ),
                 yellow=True,
             )
         if not self.results:
@@ -544,7 +548,9 @@ class Sweep:
             tr.write_line("registry: " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())))
         for e in self._stale:
             tr.write_line(
-                f"stale registry entry (matches no collected sample): {e.label} samples={list(e.samples) if e.samples else 'all'}"
+                printable(
+                    f"stale registry entry (matches no collected sample): {e.label} samples={list(e.samples) if e.samples else 'all'}"
+                )
             )
         if self._accept_error:
             tr.write_line(f"accept failed, the registry is unchanged: {self._accept_error}", red=True)
