@@ -13,9 +13,7 @@ configurations; the comparison view puts the latest run of each side by side.
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
-import shlex
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +26,7 @@ from ._findings import Outcome
 from ._history import Configuration, History, Run
 from ._key import MODES, transform_name
 from ._results import FIELDS, SampleResult, describe_os_error
+from ._sanitize import html, shell_join
 from ._settings import KNOWN_DBS
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -45,8 +44,9 @@ class DashboardError(InputError):
     """The dashboard cannot be built (no runs yet) or written; the message names the path."""
 
 
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
+#: Every value the page shows that this module did not compute (from results, the registry or the
+#: history database, whose columns can hold text where a number belongs) goes through this.
+_esc = html
 
 
 def _runs(n: int) -> str:
@@ -72,7 +72,7 @@ def repro_command(record: SampleResult) -> str | None:
         return None
     key = record.key
     transforms = transform_name(key.transform) if key.transform else "none"
-    return shlex.join(
+    return shell_join(
         ["optests", "check", key.op_id, "--modes", key.mode.value, "--dtypes", key.dtype, "--device", key.device,
          "--transforms", transforms]
     )  # fmt: skip
@@ -227,7 +227,7 @@ def _plot(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]], mode
         for px, py, v, run in dots:
             parts.append(
                 f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}"><title>{_esc(mode)}: {v:.2f}% passed, '
-                f"run {run.id}, {_esc(run.date)}, torch {_esc(run.torch)}</title></circle>"
+                f"run {_esc(run.id)}, {_esc(run.date)}, torch {_esc(run.torch)}</title></circle>"
             )
         ly = top + 14 + 18 * k
         last = f"{points[-1][2]:.2f}%" if points else "-"
@@ -424,8 +424,8 @@ def _runs_table(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]]
             v = pass_rate(counts.get(r.id, Counter()), m)
             rates.append(f"<td>{v:.2f}%</td>" if v is not None else "<td>-</td>")
         rows.append(
-            f"<tr><td>{r.id}</td><td>{_esc(r.date)}</td><td>{_esc(r.torch)}</td><td><code>{_esc(r.torch_git[:12])}</code></td>"
-            f"<td>{_esc(r.device)}</td><td>{_esc(r.python)}</td><td>{_esc(r.optests)}</td><td>{r.samples}</td>{''.join(rates)}"
+            f"<tr><td>{_esc(r.id)}</td><td>{_esc(r.date)}</td><td>{_esc(r.torch)}</td><td><code>{_esc(r.torch_git[:12])}</code></td>"
+            f"<td>{_esc(r.device)}</td><td>{_esc(r.python)}</td><td>{_esc(r.optests)}</td><td>{_esc(r.samples)}</td>{''.join(rates)}"
             f'<td class="src">{_esc(r.source)}</td></tr>'
         )
     return (
@@ -447,7 +447,7 @@ def _headline(s: _Section, counts: Counter[tuple[str, str]]) -> str:
     else:
         versus = "<span>first run of this configuration: nothing to compare</span>"
     outcomes = "".join(f"<span>{n} {_esc(o)}</span>" for o, n in sorted(totals.items()))
-    return f'<p class="counts"><span>{s.latest.samples} samples</span>{outcomes}{versus}</p>'
+    return f'<p class="counts"><span>{_esc(s.latest.samples)} samples</span>{outcomes}{versus}</p>'
 
 
 def _render_section(
@@ -455,7 +455,7 @@ def _render_section(
 ) -> str:
     latest, previous = s.latest, s.previous
     since = (
-        f'<h3>Since the previous run of this configuration (run {previous.id}, {_esc(previous.date)})</h3><div class="since">'
+        f'<h3>Since the previous run of this configuration (run {_esc(previous.id)}, {_esc(previous.date)})</h3><div class="since">'
         f"{_changes(s.diff)}</div>"
         if previous is not None and s.diff is not None
         else '<h3>Since the previous run of this configuration</h3><p class="empty since">This is the first run of this '
@@ -463,12 +463,12 @@ def _render_section(
     )
     return (
         f'<section class="configuration" id="{s.anchor}" data-config="{_esc(s.config.label)}"><h2>{_esc(s.config.label)}</h2>'
-        f'<p class="meta latest">Latest run: run {latest.id}, {_esc(latest.date)}, torch {_esc(latest.torch)} '
+        f'<p class="meta latest">Latest run: run {_esc(latest.id)}, {_esc(latest.date)}, torch {_esc(latest.torch)} '
         f"(<code>{_esc(latest.torch_git[:12])}</code>), {_esc(latest.device)}, Python {_esc(latest.python)}, "
         f"optests {_esc(latest.optests)}. {_runs(len(s.runs))} of this configuration.</p>"
         f"{_headline(s, counts.get(latest.id, Counter()))}"
         f"<h3>Pass rate per mode</h3>{_plot(s.runs, counts, s.modes)}{since}"
-        f'<h3>Status by op and mode (run {latest.id})</h3><p class="meta">Passed / checked samples; ▼ new failures, '
+        f'<h3>Status by op and mode (run {_esc(latest.id)})</h3><p class="meta">Passed / checked samples; ▼ new failures, '
         "▲ fixes since the previous run of this configuration; hover a cell for its failing stages, click it for its "
         "failing samples and the command that checks them again.</p>"
         f"{_matrix(s, op_counts, failing)}"
@@ -481,8 +481,8 @@ def _nav(sections: Sequence[_Section], counts: dict[int, Counter[tuple[str, str]
     for s in sections:
         failed = sum(n for (_, outcome), n in counts.get(s.latest.id, Counter()).items() if outcome == "failed")
         items.append(
-            f'<li><a href="#{s.anchor}">{_esc(s.config.label)}</a>: {_runs(len(s.runs))}, the latest run {s.latest.id} '
-            f"({_esc(s.latest.date[:10])}), {s.latest.samples} samples, {failed} failed</li>"
+            f'<li><a href="#{s.anchor}">{_esc(s.config.label)}</a>: {_runs(len(s.runs))}, the latest run {_esc(s.latest.id)} '
+            f"({_esc(s.latest.date[:10])}), {_esc(s.latest.samples)} samples, {_esc(failed)} failed</li>"
         )
     return f'<ul id="configurations">{"".join(items)}</ul>'
 
@@ -590,9 +590,9 @@ def build(history: History, out: Path) -> Path:
     latest = runs[-1]
     page = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
-        f"<title>optests: run {latest.id}, {_esc(latest.date[:10])}</title><style>{_CSS}</style></head><body>"
+        f"<title>optests: run {_esc(latest.id)}, {_esc(latest.date[:10])}</title><style>{_CSS}</style></head><body>"
         f"<h1>optests dashboard</h1>"
-        f'<p class="meta" id="latest">Latest: run {latest.id}, {_esc(latest.date)}, {_esc(latest.configuration.label)}. '
+        f'<p class="meta" id="latest">Latest: run {_esc(latest.id)}, {_esc(latest.date)}, {_esc(latest.configuration.label)}. '
         f"{_runs(len(runs))} in the history, in {len(sections)} configuration{'s' if len(sections) > 1 else ''} (torch release, device, dtype, input "
         f"transforms, backends); each is compared only with runs of its own.</p>{_nav(sections, counts)}"
         f"{compare}{rendered}{_DETAIL}{failing.script()}<script>{_JS}</script></body></html>\n"

@@ -338,3 +338,33 @@ def test_a_failing_cell_lists_its_samples_up_to_a_cap(tmp_path: Path) -> None:
     assert [(s["sample"], s["transform"]) for s in map(sample, sin[6][:3])] == [(0, ""), (0, "transposed-1"), (1, "")]
     assert data["commands"][sample(sin[6][1])["command"]].endswith("--transforms transposed")
     assert '<tr data-op="cos" data-failing="1"><th>cos</th><td class="history"><span class="strip all-f"></span></td>' in page
+
+
+def test_the_page_escapes_every_value_the_history_holds(tmp_path: Path) -> None:
+    """A history database is a file anyone can edit, and SQLite keeps text in an INTEGER column:
+    every column the page shows (each of ``runs``, a message, the per-run counts' modes) holding
+    markup comes out as text, never as an element or attribute."""
+    import sqlite3
+
+    records = [_rec("sin", 0), _rec("sin", 1, "failed"), _rec("cos", 0, "failed")]
+    with _history(tmp_path, [("2026-11-20", "2.13.0+cpu", records), ("2026-11-21", "2.13.0+cpu", records[:2])]):
+        pass
+    payload = '"><img src=x onerror=alert({})>'
+    con = sqlite3.connect(tmp_path / "h.db")
+    runs = [c[1] for c in con.execute("PRAGMA table_info(runs)") if c[1] != "id"]
+    for column in runs:  # both runs alike, so that they stay one configuration
+        con.execute(
+            f"UPDATE runs SET {column} = ? || CASE WHEN ? THEN id ELSE '' END", (payload.format(column), column == "fingerprint")
+        )
+    con.execute("UPDATE messages SET text = ? || text", (payload.format("message"),))
+    con.execute("UPDATE run_counts SET mode = ? WHERE run = 1", (payload.format("mode"),))  # run 2's matrix stays
+    con.commit()
+    con.close()
+    with History(tmp_path / "h.db") as db:
+        index = dashboard.build(db, tmp_path / "site")
+    page = index.read_text()
+    for column in [*runs, "message", "mode"]:
+        if f"alert({column})" in page:  # shown: as text only
+            assert f'"><img src=x onerror=alert({column})>' not in page, column
+    assert "<img" not in page
+    assert {"date", "torch", "samples", "source", "message", "mode", "backends"} <= set(re.findall(r"alert\((\w+)\)", page))
