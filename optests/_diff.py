@@ -248,19 +248,24 @@ def render_markdown(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[s
     return "\n".join(map(printable, lines)) + "\n"
 
 
-def to_json(d: RunDiff) -> dict[str, Any]:
-    def side(r: SampleResult | None) -> dict[str, Any] | None:
-        return None if r is None else r.to_json()  # every field of the record, as results files hold it
+def summary_json(d: RunDiff) -> dict[str, int]:
+    """The count of each kind of change, and of unchanged samples."""
+    counts = d.counts()
+    return {**{k.value: counts[k] for k in Kind}, "unchanged": d.unchanged}
 
-    return {
-        "summary": {**{k.value: n for k, n in ((k, d.counts()[k]) for k in Kind)}, "unchanged": d.unchanged},
-        "changes": [
-            {"id": c.record.id, "op": c.record.op_id, "mode": c.record.mode, "sample": c.record.sample,
-             "transform": c.record.transform, "kind": c.kind.value,
-             "old": side(c.old), "new": side(c.new)}
-            for c in d.changes
-        ],
-    }  # fmt: skip
+
+def change_json(c: Change) -> dict[str, Any]:
+    """One change, with every field of its old and new record (as results files hold them)."""
+
+    def side(r: SampleResult | None) -> dict[str, Any] | None:
+        return None if r is None else r.to_json()
+
+    return {"id": c.record.id, "op": c.record.op_id, "mode": c.record.mode, "sample": c.record.sample,
+            "transform": c.record.transform, "kind": c.kind.value, "old": side(c.old), "new": side(c.new)}  # fmt: skip
+
+
+def to_json(d: RunDiff) -> dict[str, Any]:
+    return {"summary": summary_json(d), "changes": [change_json(c) for c in d.changes]}
 
 
 def render_json(d: RunDiff) -> str:

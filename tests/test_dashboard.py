@@ -368,3 +368,59 @@ def test_the_page_escapes_every_value_the_history_holds(tmp_path: Path) -> None:
             assert f'"><img src=x onerror=alert({column})>' not in page, column
     assert "<img" not in page
     assert {"date", "torch", "samples", "source", "message", "mode", "backends"} <= set(re.findall(r"alert\((\w+)\)", page))
+
+
+def _configurations(path: Path, torches: Sequence[str], samples: int) -> History:
+    """Per torch release, a night where ``samples`` samples of two ops fail and the next where
+    they all pass: that many fixes in each configuration."""
+    ops = ("sin", "cos")
+    db = History(path, create=True)
+    for night, outcome in enumerate(("failed", "passed")):
+        for torch in torches:
+            db.ingest(
+                {"torch": torch, "date": f"2026-11-2{night}"},
+                [_rec(ops[i % 2], i, outcome) for i in range(samples)],
+                f"{torch}-{night}.json",
+            )
+    return db
+
+
+def test_changes_json_is_what_json_dumps_would_write_whole(tmp_path: Path) -> None:
+    """Written a change at a time, ``changes.json`` is byte for byte the document it always was:
+    per configuration, its runs, the summary and every change with both records."""
+    from optests import _diff
+
+    with _configurations(tmp_path / "h.db", ("2.12.0", "2.13.0"), 5) as db:
+        db.ingest({"torch": "2.11.0", "date": "2026-11-22"}, [_rec("tan", 0)], "first.json")  # a first run: no diff
+        dashboard.build(db, tmp_path / "site")
+        whole = []
+        for config, runs in dashboard.by_configuration(db.runs()).items():
+            d = _diff.diff(db.records(runs[-2]), db.records(runs[-1])) if len(runs) > 1 else None
+            whole.append(
+                {"configuration": config.label, "old_run": runs[-2].id if d else None, "new_run": runs[-1].id,
+                 **(_diff.to_json(d) if d else {"summary": {}, "changes": []})}
+            )  # fmt: skip
+    text = (tmp_path / "site" / "changes.json").read_text()
+    assert text == json.dumps({"configurations": whole}, indent=2, sort_keys=True) + "\n"
+    assert [len(c["changes"]) for c in whole] == [0, 5, 5]
+
+
+def test_the_dashboard_holds_one_configuration_s_changes_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory is bounded by the page, not the history: four configurations of 3,000 fixes each
+    take about the memory of one (``changes.json`` streamed, one configuration's runs read at a
+    time), where holding every change would take four times as much."""
+    import tracemalloc
+
+    monkeypatch.setattr(dashboard, "MAX_LISTED", 10)  # the page lists a few: its size is not what is measured
+    peaks, sizes = [], []
+    for n, torches in enumerate((["2.13.0"], ["2.10.0", "2.11.0", "2.12.0", "2.13.0"])):
+        with _configurations(tmp_path / f"h{n}.db", torches, 3000) as db:
+            tracemalloc.start()
+            try:
+                dashboard.build(db, tmp_path / f"site{n}")
+                peaks.append(tracemalloc.get_traced_memory()[1])
+            finally:
+                tracemalloc.stop()
+        sizes.append((tmp_path / f"site{n}" / "changes.json").stat().st_size)
+    assert sizes[1] > 3.9 * sizes[0]  # four times the changes were written
+    assert peaks[1] < 1.6 * peaks[0], peaks
