@@ -63,9 +63,15 @@ _NOT_REGULAR = (
 )
 
 
+def _irregular(mode: int) -> str | None:
+    """What a file of ``mode`` is, where it is not a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((w for test, w in _NOT_REGULAR if test(mode)), "is not a regular file")
+
+
 def _refuse_irregular(path: Path, mode: int) -> None:
-    if not stat.S_ISREG(mode):
-        words = next((w for test, w in _NOT_REGULAR if test(mode)), "is not a regular file")
+    if (words := _irregular(mode)) is not None:
         raise ReadError(path, words)
 
 
@@ -365,7 +371,16 @@ def claim(path: Path) -> int:
     while True:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            with contextlib.suppress(FileNotFoundError):  # a FIFO is refused before it is opened
+                if (words := _irregular(os.stat(path).st_mode)) is not None:
+                    raise WriteError(path, words)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o666)
+            if (words := _irregular(os.fstat(fd).st_mode)) is not None:
+                os.close(fd)
+                raise WriteError(path, words)
+            os.set_blocking(fd, True)
+        except WriteError:
+            raise
         except OSError as e:
             raise WriteError(path, f"cannot be written: {reason(e)}") from None
         try:

@@ -144,7 +144,7 @@ class Sweep:
         try:
             durations = _durations.load(Path(getattr(config.option, "durations_path", None) or _durations.DEFAULT_PATH))
         except _durations.DurationsError as e:
-            raise pytest.UsageError(f"--durations-path: {e}") from None
+            raise pytest.UsageError(printable(f"--durations-path: {e}")) from None
         if not durations:
             return
         fallback = statistics.median(durations.values())
@@ -293,9 +293,9 @@ class Sweep:
         try:
             self._journal = _results.Journal(self.settings.results, environment(self._started), resume=self.settings.resume)
         except WriteError as e:
-            raise pytest.UsageError(f"--optests-results: {e}") from None
+            raise pytest.UsageError(printable(f"--optests-results: {e}")) from None
         except _results.ResultsError as e:
-            raise pytest.UsageError(f"--optests-resume: {e}") from None
+            raise pytest.UsageError(printable(f"--optests-resume: {e}")) from None
 
     @functools.cached_property
     def _resumed(self) -> Mapping[str, SampleResult]:
@@ -310,7 +310,7 @@ class Sweep:
         try:
             _, records = _results.read(_results.journal_path(self.settings.results))
         except _results.ResultsError as e:  # the controller read it: only a journal gone since (a remote worker)
-            raise pytest.UsageError(f"--optests-resume: {e}") from None
+            raise pytest.UsageError(printable(f"--optests-resume: {e}")) from None
         return _results.replayable(records)
 
     def _record(self, record: SampleResult, *, replayed: bool = False) -> None:
@@ -528,7 +528,7 @@ class Sweep:
             )
         if not self.results:
             if self._results_error:
-                tr.write_line(f"results not written: {self._results_error}", red=True)
+                tr.write_line(printable(f"results not written: {self._results_error}"), red=True)
             self._write_journal_kept(tr)
             return
         tr.section("optests sweep")
@@ -553,7 +553,7 @@ class Sweep:
                 )
             )
         if self._accept_error:
-            tr.write_line(f"accept failed, the registry is unchanged: {self._accept_error}", red=True)
+            tr.write_line(printable(f"accept failed, the registry is unchanged: {self._accept_error}"), red=True)
         if self._accepted is not None:
             tr.write_line(
                 f"accepted: {self._registry_name()} rewritten ({self._accepted[0]} entries before, {self._accepted[1]} after)"
@@ -565,7 +565,7 @@ class Sweep:
                 + (f"; {left} of its records are not among this run's results (the journal keeps them)" if left else "")
             )
         if self._results_error:
-            tr.write_line(f"results not written: {self._results_error}", red=True)
+            tr.write_line(printable(f"results not written: {self._results_error}"), red=True)
         elif self.settings.results is not None and not self._journal_error:  # that error comes last, as the run's
             tr.write_line(f"results: {self.settings.results}")
         self._write_journal_kept(tr)

@@ -449,15 +449,32 @@ def test_durations_file_errors_name_the_file_not_a_pytest_option(
 # -- the registry in the sweep: pytest's usage error -----------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["non-utf8", "directory"])
+@pytest.mark.parametrize("kind", ["non-utf8", "directory", "fifo"])
 def test_a_bad_registry_stops_the_sweep_with_a_usage_error(pytester: pytest.Pytester, kind: str) -> None:
     name, make = KINDS[kind]
     bad = pytester.path / name
     make(bad)
-    result = pytester.runpytest("--optests-registry", str(bad), "-p", "no:cacheprovider")
+    with _no_hang():
+        result = pytester.runpytest("--optests-registry", str(bad), "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    problem = "not UTF-8 text (byte 0xff at offset 0)" if kind == "non-utf8" else "is a directory, not a file"
+    problem = {
+        "non-utf8": "not UTF-8 text (byte 0xff at offset 0)",
+        "directory": "is a directory, not a file",
+        "fifo": "is a FIFO (named pipe), not a regular file",
+    }[kind]
     assert f"ERROR: {bad}: {problem}" in result.errlines
+
+
+def test_the_sweep_s_usage_errors_show_a_file_s_control_characters_as_escapes(pytester: pytest.Pytester) -> None:
+    """A registry's entry is quoted in the error that stops the sweep: its control characters
+    are shown as escapes, as the optests command shows them."""
+    entry = {"op": "si\x1b]0;owned\x07n", "variant": "", "mode": "static", "dtype": "float32", "device": "cpu",
+             "status": "xfail", "stage": "nowhere", "reason": "r", "samples": "all"}  # fmt: skip
+    (pytester.path / "reg.json").write_text(json.dumps({"schema_version": 4, "entries": [entry]}))
+    result = pytester.runpytest("--optests-registry=reg.json", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "si\\x1b]0;owned\\x07n" in err and not {"\x1b", "\x07"} & set(err), err
 
 
 # -- check --device cuda without a GPU -----------------------------------------------------------
@@ -563,3 +580,14 @@ def test_an_input_past_the_size_limit_is_refused_unread(
     bomb.write_bytes(gzip.compress(b"static-float32-cpu-sin-sample0\n" * 1000))  # 31 KB, in 200 bytes
     with pytest.raises(SettingError, match=r"^--optests-ids: .*ids.gz: expands to more than 4,096 bytes, "):
         read_ids("--optests-ids", bomb)
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_journal_that_is_not_a_regular_file_is_refused_unopened(tmp_path: Path, resume: bool) -> None:
+    """A FIFO where a run's journal goes (``RESULTS.partial``) is refused in one line, with or
+    without ``--optests-resume``, rather than read forever."""
+    from optests._files import WriteError
+
+    os.mkfifo(tmp_path / "r.json.partial")
+    with _no_hang(), pytest.raises(WriteError, match=r"r\.json\.partial: is a FIFO \(named pipe\), not a regular file$"):
+        _results.Journal(tmp_path / "r.json", DATED, resume=resume)
