@@ -26,7 +26,7 @@ from ._findings import Outcome
 from ._history import Configuration, History, Run
 from ._key import MODES, transform_name
 from ._results import FIELDS, SampleResult, describe_os_error
-from ._sanitize import html, shell_join
+from ._sanitize import html, script_json, shell_join
 from ._settings import KNOWN_DBS
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -182,8 +182,7 @@ class _Failing:
             "runs": list(self._runs),
             "no_command": f"none: optests check names the ops of {', '.join(KNOWN_DBS)} only",
         }
-        text = json.dumps(data, separators=(",", ":"), sort_keys=True).replace("<", "\\u003c")  # no </script> inside
-        return f'<script type="application/json" id="failing-data">{text}</script>'
+        return f'<script type="application/json" id="failing-data">{script_json(data)}</script>'
 
 
 def _plot(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]], modes: Sequence[str]) -> str:

@@ -1,15 +1,17 @@
 """The one place where text optests did not make itself (from results files, the registry, ids
 files, the history database, an op's name) is made safe for where it goes: a terminal
-(:func:`printable`), an HTML page (:func:`html`) or a shell command a message suggests
-(:func:`shell_word`, :func:`shell_join`). Every printer, page writer and suggested command
+(:func:`printable`), an HTML page (:func:`html`, and :func:`script_json` for data inlined in
+it) or a shell command a message suggests (:func:`shell_word`, :func:`shell_join`). Every printer, page writer and suggested command
 goes through these. Torch-free."""
 
 from __future__ import annotations
 
 import html as _html
+import json
 import re
 import shlex
 from collections.abc import Iterable
+from typing import Any
 
 #: Characters that drive a terminal (C0 and C1 controls, DEL) or reorder what it shows
 #: (bidirectional overrides and isolates, line and paragraph separators): a message from a
@@ -28,6 +30,12 @@ def html(value: object) -> str:
     ``>`` and both quotes escaped, whatever its type (a history database can hold text where a
     number belongs)."""
     return _html.escape(str(value), quote=True)
+
+
+def script_json(data: Any) -> str:
+    """``data`` as compact JSON (sorted keys) to inline in a ``<script type="application/json">``
+    element: every ``<`` written ``\\u003c``, so that no string in it can close the element."""
+    return json.dumps(data, separators=(",", ":"), sort_keys=True).replace("<", "\\u003c")
 
 
 def shell_word(text: str) -> str:
