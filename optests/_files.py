@@ -104,7 +104,10 @@ def read_input(path: Path, limit: int | None = None) -> bytes:
     reading more than one byte past the limit."""
     limit = INPUT_LIMIT if limit is None else limit
     with open_input(path) as f:
-        content = f.read(limit + 1)
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise too_large(path, limit)
+        content = f.read(size + 1)  # a buffer of the file's size, not of the limit's
     if len(content) > limit:
         raise too_large(path, limit)
     return content
@@ -115,11 +118,14 @@ def gunzip(path: Path, content: bytes, limit: int | None = None) -> bytes:
     (default :data:`INPUT_LIMIT`): a :class:`ReadError` for more, found without expanding
     more than one byte past the limit."""
     limit = INPUT_LIMIT if limit is None else limit
+    pieces, size = [], 0
     with gzip.GzipFile(filename="", mode="rb", fileobj=io.BytesIO(content)) as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise too_large(path, limit, "expands to")
-    return data
+        while piece := f.read(_BATCH):  # a piece at a time: read(limit) would allocate the limit
+            pieces.append(piece)
+            size += len(piece)
+            if size > limit:
+                raise too_large(path, limit, "expands to")
+    return b"".join(pieces)
 
 
 def _target(path: Path) -> Path:
