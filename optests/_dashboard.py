@@ -13,21 +13,20 @@ configurations; the comparison view puts the latest run of each side by side.
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
-import shlex
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import _diff
 from ._errors import InputError
-from ._files import WriteError, write_atomic, write_json_atomic
+from ._files import WriteError, write_atomic
 from ._findings import Outcome
 from ._history import Configuration, History, Run
 from ._key import MODES, transform_name
 from ._results import FIELDS, SampleResult, describe_os_error
+from ._sanitize import html, script_json, shell_join
 from ._settings import KNOWN_DBS
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -45,8 +44,9 @@ class DashboardError(InputError):
     """The dashboard cannot be built (no runs yet) or written; the message names the path."""
 
 
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
+#: Every value the page shows that this module did not compute (from results, the registry or the
+#: history database, whose columns can hold text where a number belongs) goes through this.
+_esc = html
 
 
 def _runs(n: int) -> str:
@@ -72,7 +72,7 @@ def repro_command(record: SampleResult) -> str | None:
         return None
     key = record.key
     transforms = transform_name(key.transform) if key.transform else "none"
-    return shlex.join(
+    return shell_join(
         ["optests", "check", key.op_id, "--modes", key.mode.value, "--dtypes", key.dtype, "--device", key.device,
          "--transforms", transforms]
     )  # fmt: skip
@@ -182,8 +182,7 @@ class _Failing:
             "runs": list(self._runs),
             "no_command": f"none: optests check names the ops of {', '.join(KNOWN_DBS)} only",
         }
-        text = json.dumps(data, separators=(",", ":"), sort_keys=True).replace("<", "\\u003c")  # no </script> inside
-        return f'<script type="application/json" id="failing-data">{text}</script>'
+        return f'<script type="application/json" id="failing-data">{script_json(data)}</script>'
 
 
 def _plot(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]], modes: Sequence[str]) -> str:
@@ -227,7 +226,7 @@ def _plot(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]], mode
         for px, py, v, run in dots:
             parts.append(
                 f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}"><title>{_esc(mode)}: {v:.2f}% passed, '
-                f"run {run.id}, {_esc(run.date)}, torch {_esc(run.torch)}</title></circle>"
+                f"run {_esc(run.id)}, {_esc(run.date)}, torch {_esc(run.torch)}</title></circle>"
             )
         ly = top + 14 + 18 * k
         last = f"{points[-1][2]:.2f}%" if points else "-"
@@ -239,24 +238,58 @@ def _plot(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]], mode
     return "".join(parts)
 
 
-def _changes(d: _diff.RunDiff) -> str:
-    out = [f'<p class="change-summary">{_esc(_diff.summary_line(d))}</p>']
-    for kind in (_diff.Kind.NEW_FAILURE, _diff.Kind.FIX, _diff.Kind.STAGE_CHANGE, _diff.Kind.OUTCOME_CHANGE):
-        changes = [c for group in d.grouped(kind).values() for c in group]
-        out.append(f'<h4 class="{kind.value}">{_esc(_diff.TITLES[kind])} ({len(changes)})</h4>')
+#: The kinds of change the page lists one by one (the first MAX_LISTED of each); the others it counts.
+_LISTED = (_diff.Kind.NEW_FAILURE, _diff.Kind.FIX, _diff.Kind.STAGE_CHANGE, _diff.Kind.OUTCOME_CHANGE)
+
+
+@dataclasses.dataclass(frozen=True)
+class _PageDiff:
+    """What the page shows of the diff from a configuration's previous run, of a size bounded by
+    the page whatever the diff's: the count of each kind, the first :data:`MAX_LISTED` changes
+    of each listed kind (ops by name, samples by index), the added and removed samples per op
+    and mode, the matrix's marks, and the summary line. ``changes.json`` has every change."""
+
+    counts: Counter[_diff.Kind]
+    summary: str
+    listed: dict[_diff.Kind, list[_diff.Change]]
+    counted: dict[_diff.Kind, Counter[tuple[str, str]]]
+    marks: dict[tuple[str, str], str]
+
+    @classmethod
+    def of(cls, d: _diff.RunDiff) -> _PageDiff:
+        marks: dict[tuple[str, str], str] = {}
+        for change in d.changes:
+            key = (change.record.op_id, change.record.mode.value)
+            if change.kind is _diff.Kind.NEW_FAILURE:
+                marks[key] = "regressed"
+            elif change.kind is _diff.Kind.FIX and key not in marks:
+                marks[key] = "fixed"
+        listed = {k: [c for group in d.grouped(k).values() for c in group][:MAX_LISTED] for k in _LISTED}
+        counted = {
+            k: Counter({(op, str(mode)): len(cs) for (op, mode), cs in d.grouped(k).items()})
+            for k in (_diff.Kind.ADDED, _diff.Kind.REMOVED)
+        }
+        return cls(d.counts(), _diff.summary_line(d), listed, counted, marks)
+
+
+def _changes(d: _PageDiff) -> str:
+    out = [f'<p class="change-summary">{_esc(d.summary)}</p>']
+    for kind in _LISTED:
+        changes, total = d.listed[kind], d.counts[kind]
+        out.append(f'<h4 class="{kind.value}">{_esc(_diff.TITLES[kind])} ({total})</h4>')
         if not changes:
             out.append('<p class="empty">None.</p>')
             continue
         rows = []
-        for c in changes[:MAX_LISTED]:
+        for c in changes:
             r = c.record
             rows.append(
                 f"<tr><td>{_esc(r.op_id)}</td><td>{_esc(r.mode)}</td><td>{_esc(r.dtype)} {_esc(r.device)}</td>"
                 f'<td>{_esc(r.key.sample_text)}</td><td>{_esc(c.transition)}</td><td class="msg">{_esc(c.message)}</td></tr>'
             )
         more = (
-            f'<p class="more">Showing {MAX_LISTED} of {len(changes)}; all are in <a href="changes.json">changes.json</a>.</p>'
-            if len(changes) > MAX_LISTED
+            f'<p class="more">Showing {MAX_LISTED} of {total}; all are in <a href="changes.json">changes.json</a>.</p>'
+            if total > MAX_LISTED
             else ""
         )
         out.append(
@@ -264,13 +297,15 @@ def _changes(d: _diff.RunDiff) -> str:
             f"<th>change</th><th>message</th></tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
         )
     for kind in (_diff.Kind.ADDED, _diff.Kind.REMOVED):
-        groups = d.grouped(kind)
-        total = len(d.of(kind))
+        groups = d.counted[kind]
+        total = d.counts[kind]
         out.append(f'<h4 class="{kind.value}">{_esc(_diff.TITLES[kind])} ({total})</h4>')
         if not groups:
             out.append('<p class="empty">None.</p>')
             continue
-        by_mode = Counter(mode for (_, mode), cs in groups.items() for _ in cs)
+        by_mode: Counter[str] = Counter()
+        for (_, mode), n in groups.items():
+            by_mode[mode] += n
         ops = len({op for op, _ in groups})
         out.append(
             f"<p>{total} samples over {ops} ops: " + ", ".join(f"{_esc(m)} {n}" for m, n in sorted(by_mode.items())) + ".</p>"
@@ -280,15 +315,15 @@ def _changes(d: _diff.RunDiff) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class _Section:
-    """One configuration: its runs (oldest first), the cells of its latest run, and the diff
-    from its previous run (None for its first)."""
+    """One configuration: its runs (oldest first), the cells of its latest run, and what the page
+    shows of the diff from its previous run (None for its first)."""
 
     index: int
     config: Configuration
     runs: list[Run]
     modes: list[str]
     cells: dict[tuple[str, str], Cell]
-    diff: _diff.RunDiff | None
+    diff: _PageDiff | None
 
     @property
     def latest(self) -> Run:
@@ -303,10 +338,43 @@ class _Section:
         return f"config-{self.index}"
 
 
-def _section(history: History, index: int, config: Configuration, runs: list[Run], modes: list[str]) -> _Section:
-    latest = history.records(runs[-1])
-    d = _diff.diff(history.records(runs[-2]), latest) if len(runs) > 1 else None
-    return _Section(index, config, runs, modes, cells(latest), d)
+def _sections(
+    history: History, groups: dict[Configuration, list[Run]], counts: dict[int, Counter[tuple[str, str]]], into: list[_Section]
+) -> Iterator[str]:
+    """``changes.json``'s text, a configuration at a time, as :func:`json.dumps` (sorted keys,
+    indent 2) would write it whole; each configuration's section is added to ``into`` as its
+    text is made. One configuration's runs and diff are in memory at a time, and its changes
+    are made into text one by one: memory is bounded by a run, not by the history."""
+    yield '{\n  "configurations": ['
+    for i, (config, runs) in enumerate(groups.items(), 1):
+        latest = history.records(runs[-1])
+        d = _diff.diff(history.records(runs[-2]), latest) if len(runs) > 1 else None
+        modes = _modes({m for r in runs for m, _ in counts.get(r.id, Counter())})
+        into.append(_Section(i, config, runs, modes, cells(latest), _PageDiff.of(d) if d is not None else None))
+        del latest
+        entry: dict[str, Any] = {
+            "configuration": config.label,
+            "old_run": runs[-2].id if len(runs) > 1 else None,
+            "new_run": runs[-1].id,
+            "summary": _diff.summary_json(d) if d is not None else {},
+            "changes": [],
+        }
+        head, _, tail = _indented(json.dumps(entry, indent=2, sort_keys=True), 4).partition('"changes": []')
+        yield ("," if i > 1 else "") + "\n" + head
+        if d is not None and d.changes:
+            yield '"changes": ['
+            for n, c in enumerate(d.changes):
+                yield ("," if n else "") + "\n" + _indented(json.dumps(_diff.change_json(c), indent=2, sort_keys=True), 8)
+            yield "\n      ]"
+        else:
+            yield '"changes": []'
+        yield tail
+    yield "\n  ]\n}\n"
+
+
+def _indented(text: str, n: int) -> str:
+    """Multi-line JSON (which holds no newline in a string) indented by ``n`` spaces."""
+    return "\n".join(" " * n + line for line in text.split("\n"))
 
 
 def _td(cell: Cell | None, ref: int | None, marks: str = "", arrow: str = "") -> str:
@@ -347,13 +415,7 @@ def _controls(flag: str, label: str, count: int) -> str:
 
 def _matrix(s: _Section, op_counts: dict[int, dict[str, tuple[int, int]]], failing: _Failing) -> str:
     window = s.runs[-STRIP_RUNS:]
-    marks: dict[tuple[str, str], str] = {}
-    for change in s.diff.changes if s.diff is not None else ():
-        key = (change.record.op_id, change.record.mode.value)
-        if change.kind is _diff.Kind.NEW_FAILURE:
-            marks[key] = "regressed"
-        elif change.kind is _diff.Kind.FIX and key not in marks:
-            marks[key] = "fixed"
+    marks = s.diff.marks if s.diff is not None else {}
     ops = sorted({op for op, _ in s.cells}, key=lambda op: (op.lower(), op))
     body = []
     for op in ops:
@@ -424,8 +486,8 @@ def _runs_table(runs: Sequence[Run], counts: dict[int, Counter[tuple[str, str]]]
             v = pass_rate(counts.get(r.id, Counter()), m)
             rates.append(f"<td>{v:.2f}%</td>" if v is not None else "<td>-</td>")
         rows.append(
-            f"<tr><td>{r.id}</td><td>{_esc(r.date)}</td><td>{_esc(r.torch)}</td><td><code>{_esc(r.torch_git[:12])}</code></td>"
-            f"<td>{_esc(r.device)}</td><td>{_esc(r.python)}</td><td>{_esc(r.optests)}</td><td>{r.samples}</td>{''.join(rates)}"
+            f"<tr><td>{_esc(r.id)}</td><td>{_esc(r.date)}</td><td>{_esc(r.torch)}</td><td><code>{_esc(r.torch_git[:12])}</code></td>"
+            f"<td>{_esc(r.device)}</td><td>{_esc(r.python)}</td><td>{_esc(r.optests)}</td><td>{_esc(r.samples)}</td>{''.join(rates)}"
             f'<td class="src">{_esc(r.source)}</td></tr>'
         )
     return (
@@ -439,7 +501,7 @@ def _headline(s: _Section, counts: Counter[tuple[str, str]]) -> str:
     for (_, outcome), n in counts.items():
         totals[outcome] += n
     if s.diff is not None:
-        regress, fixes = len(s.diff.regressions), len(s.diff.of(_diff.Kind.FIX))
+        regress, fixes = s.diff.counts[_diff.Kind.NEW_FAILURE], s.diff.counts[_diff.Kind.FIX]
         versus = (
             f'<span class="{"bad" if regress else "good"} regressions-count">{regress} new failures</span>'
             f'<span class="good fixes-count">{fixes} fixes</span>'
@@ -447,7 +509,7 @@ def _headline(s: _Section, counts: Counter[tuple[str, str]]) -> str:
     else:
         versus = "<span>first run of this configuration: nothing to compare</span>"
     outcomes = "".join(f"<span>{n} {_esc(o)}</span>" for o, n in sorted(totals.items()))
-    return f'<p class="counts"><span>{s.latest.samples} samples</span>{outcomes}{versus}</p>'
+    return f'<p class="counts"><span>{_esc(s.latest.samples)} samples</span>{outcomes}{versus}</p>'
 
 
 def _render_section(
@@ -455,7 +517,7 @@ def _render_section(
 ) -> str:
     latest, previous = s.latest, s.previous
     since = (
-        f'<h3>Since the previous run of this configuration (run {previous.id}, {_esc(previous.date)})</h3><div class="since">'
+        f'<h3>Since the previous run of this configuration (run {_esc(previous.id)}, {_esc(previous.date)})</h3><div class="since">'
         f"{_changes(s.diff)}</div>"
         if previous is not None and s.diff is not None
         else '<h3>Since the previous run of this configuration</h3><p class="empty since">This is the first run of this '
@@ -463,12 +525,12 @@ def _render_section(
     )
     return (
         f'<section class="configuration" id="{s.anchor}" data-config="{_esc(s.config.label)}"><h2>{_esc(s.config.label)}</h2>'
-        f'<p class="meta latest">Latest run: run {latest.id}, {_esc(latest.date)}, torch {_esc(latest.torch)} '
+        f'<p class="meta latest">Latest run: run {_esc(latest.id)}, {_esc(latest.date)}, torch {_esc(latest.torch)} '
         f"(<code>{_esc(latest.torch_git[:12])}</code>), {_esc(latest.device)}, Python {_esc(latest.python)}, "
         f"optests {_esc(latest.optests)}. {_runs(len(s.runs))} of this configuration.</p>"
         f"{_headline(s, counts.get(latest.id, Counter()))}"
         f"<h3>Pass rate per mode</h3>{_plot(s.runs, counts, s.modes)}{since}"
-        f'<h3>Status by op and mode (run {latest.id})</h3><p class="meta">Passed / checked samples; ▼ new failures, '
+        f'<h3>Status by op and mode (run {_esc(latest.id)})</h3><p class="meta">Passed / checked samples; ▼ new failures, '
         "▲ fixes since the previous run of this configuration; hover a cell for its failing stages, click it for its "
         "failing samples and the command that checks them again.</p>"
         f"{_matrix(s, op_counts, failing)}"
@@ -481,8 +543,8 @@ def _nav(sections: Sequence[_Section], counts: dict[int, Counter[tuple[str, str]
     for s in sections:
         failed = sum(n for (_, outcome), n in counts.get(s.latest.id, Counter()).items() if outcome == "failed")
         items.append(
-            f'<li><a href="#{s.anchor}">{_esc(s.config.label)}</a>: {_runs(len(s.runs))}, the latest run {s.latest.id} '
-            f"({_esc(s.latest.date[:10])}), {s.latest.samples} samples, {failed} failed</li>"
+            f'<li><a href="#{s.anchor}">{_esc(s.config.label)}</a>: {_runs(len(s.runs))}, the latest run {_esc(s.latest.id)} '
+            f"({_esc(s.latest.date[:10])}), {_esc(s.latest.samples)} samples, {_esc(failed)} failed</li>"
         )
     return f'<ul id="configurations">{"".join(items)}</ul>'
 
@@ -575,10 +637,18 @@ def build(history: History, out: Path) -> Path:
     if not runs:
         raise DashboardError(f"{history.path}: the history holds no runs yet; ingest one with optests history ingest")
     counts = history.counts()
-    sections = [
-        _section(history, i, config, group, _modes({m for r in group for m, _ in counts.get(r.id, Counter())}))
-        for i, (config, group) in enumerate(by_configuration(runs).items(), 1)
-    ]
+    index = out / "index.html"
+    sections: list[_Section] = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        # each file atomically: a full disk or a kill leaves the old one, never half a page;
+        # changes.json is written as its configurations are read, each section kept for the page
+        write_atomic(out / "changes.json", _sections(history, by_configuration(runs), counts, sections))
+    except WriteError as e:
+        raise DashboardError(str(e)) from None
+    except OSError as e:
+        where = Path(e.filename) if isinstance(e.filename, str) else out
+        raise DashboardError(f"{where}: {describe_os_error(where, e, writing=True)}") from None
     op_counts = history.op_counts([r for s in sections for r in s.runs[-STRIP_RUNS:]])
     failing = _Failing()
     rendered = "".join(_render_section(s, counts, op_counts, failing) for s in sections)
@@ -590,25 +660,14 @@ def build(history: History, out: Path) -> Path:
     latest = runs[-1]
     page = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
-        f"<title>optests: run {latest.id}, {_esc(latest.date[:10])}</title><style>{_CSS}</style></head><body>"
+        f"<title>optests: run {_esc(latest.id)}, {_esc(latest.date[:10])}</title><style>{_CSS}</style></head><body>"
         f"<h1>optests dashboard</h1>"
-        f'<p class="meta" id="latest">Latest: run {latest.id}, {_esc(latest.date)}, {_esc(latest.configuration.label)}. '
+        f'<p class="meta" id="latest">Latest: run {_esc(latest.id)}, {_esc(latest.date)}, {_esc(latest.configuration.label)}. '
         f"{_runs(len(runs))} in the history, in {len(sections)} configuration{'s' if len(sections) > 1 else ''} (torch release, device, dtype, input "
         f"transforms, backends); each is compared only with runs of its own.</p>{_nav(sections, counts)}"
         f"{compare}{rendered}{_DETAIL}{failing.script()}<script>{_JS}</script></body></html>\n"
     )
-    changes = {
-        "configurations": [
-            {"configuration": s.config.label, "old_run": s.previous.id if s.previous is not None else None,
-             "new_run": s.latest.id, **(_diff.to_json(s.diff) if s.diff is not None else {"summary": {}, "changes": []})}
-            for s in sections
-        ]
-    }  # fmt: skip
-    index = out / "index.html"
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        # each file atomically: a full disk or a kill leaves the old one, never half a page
-        write_json_atomic(out / "changes.json", changes)
         write_atomic(index, page.encode("utf-8"))
     except WriteError as e:
         raise DashboardError(str(e)) from None

@@ -10,13 +10,13 @@ import dataclasses
 import enum
 import itertools
 import json
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._findings import Outcome, Stage
 from ._results import SampleResult
+from ._sanitize import printable
 
 
 class Kind(str, enum.Enum):
@@ -162,18 +162,6 @@ def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
 # -- reports ---------------------------------------------------------------------------------
 
 
-#: Characters that drive a terminal (C0 and C1 controls, DEL) or reorder what it shows
-#: (bidirectional overrides): a message from a results file could clear the screen or set
-#: the window's title with them.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters shown as escapes (``\\x1b``, ``\\x07``, ``\\u202e``): for
-    text from a results file or the history printed to a terminal or into markdown."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
-
-
 def first_line(text: str, limit: int = 300) -> str:
     """The message as one line of a report: its first line, cut at ``limit`` characters."""
     line = text.strip().splitlines()[0] if text.strip() else ""
@@ -260,19 +248,24 @@ def render_markdown(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[s
     return "\n".join(map(printable, lines)) + "\n"
 
 
-def to_json(d: RunDiff) -> dict[str, Any]:
-    def side(r: SampleResult | None) -> dict[str, Any] | None:
-        return None if r is None else r.to_json()  # every field of the record, as results files hold it
+def summary_json(d: RunDiff) -> dict[str, int]:
+    """The count of each kind of change, and of unchanged samples."""
+    counts = d.counts()
+    return {**{k.value: counts[k] for k in Kind}, "unchanged": d.unchanged}
 
-    return {
-        "summary": {**{k.value: n for k, n in ((k, d.counts()[k]) for k in Kind)}, "unchanged": d.unchanged},
-        "changes": [
-            {"id": c.record.id, "op": c.record.op_id, "mode": c.record.mode, "sample": c.record.sample,
-             "transform": c.record.transform, "kind": c.kind.value,
-             "old": side(c.old), "new": side(c.new)}
-            for c in d.changes
-        ],
-    }  # fmt: skip
+
+def change_json(c: Change) -> dict[str, Any]:
+    """One change, with every field of its old and new record (as results files hold them)."""
+
+    def side(r: SampleResult | None) -> dict[str, Any] | None:
+        return None if r is None else r.to_json()
+
+    return {"id": c.record.id, "op": c.record.op_id, "mode": c.record.mode, "sample": c.record.sample,
+            "transform": c.record.transform, "kind": c.kind.value, "old": side(c.old), "new": side(c.new)}  # fmt: skip
+
+
+def to_json(d: RunDiff) -> dict[str, Any]:
+    return {"summary": summary_json(d), "changes": [change_json(c) for c in d.changes]}
 
 
 def render_json(d: RunDiff) -> str:

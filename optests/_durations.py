@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ._errors import InputError, JSONError
-from ._files import write_json_atomic
+from ._files import read_input, write_json_atomic
 from ._json import loads
 from ._results import SampleResult, describe_os_error
 
@@ -26,7 +26,7 @@ class DurationsError(InputError):
 def load(path: Path) -> dict[str, float]:
     """The durations file at ``path`` (test node id -> seconds); empty if there is none."""
     try:
-        data = loads(path.read_text(encoding="utf-8"))
+        data = loads(read_input(path).decode("utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as e:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import gzip
+import io
 import json
 import os
 import re
@@ -32,6 +34,98 @@ class WriteError(InputError, OSError):
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
+
+
+class ReadError(InputError, OSError):
+    """An input file that optests will not read: not a regular file (a FIFO, a device, a socket,
+    a directory), or larger than :data:`INPUT_LIMIT`; the message names it and says why, in one
+    line."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+#: The most bytes an input file read whole may hold, and a gzip-compressed one expand to: 1 GiB.
+INPUT_LIMIT = 1 << 30
+
+#: What a file that is not regular is, by its ``st_mode``.
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "is a directory, not a file"),
+    (stat.S_ISFIFO, "is a FIFO (named pipe), not a regular file"),
+    (stat.S_ISCHR, "is a character device, not a regular file"),
+    (stat.S_ISBLK, "is a block device, not a regular file"),
+    (stat.S_ISSOCK, "is a socket, not a regular file"),
+)
+
+
+def _irregular(mode: int) -> str | None:
+    """What a file of ``mode`` is, where it is not a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((w for test, w in _NOT_REGULAR if test(mode)), "is not a regular file")
+
+
+def _refuse_irregular(path: Path, mode: int) -> None:
+    if (words := _irregular(mode)) is not None:
+        raise ReadError(path, words)
+
+
+def open_input(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading, binary: every file optests reads (results, journals, ids
+    files, the registry, durations files, the history database) is opened here. It must be a
+    regular file (a symlink's target): a FIFO, a device, a socket or a directory is a
+    :class:`ReadError`, found by ``stat`` before opening and by ``fstat`` after (opened
+    non-blocking, so that a FIFO made in between does not hang). Other errors are the
+    ``OSError`` of ``stat`` or ``open`` (``FileNotFoundError``, ``PermissionError``)."""
+    _refuse_irregular(path, os.stat(path).st_mode)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        _refuse_irregular(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def too_large(path: Path, limit: int = INPUT_LIMIT, what: str = "holds") -> ReadError:
+    """The error for an input of more than ``limit`` bytes."""
+    return ReadError(path, f"{what} more than {limit:,} bytes, the most optests reads from one input file")
+
+
+def read_input(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of the input file at ``path`` (see :func:`open_input`), at most ``limit``
+    (default :data:`INPUT_LIMIT`); a larger file is a :class:`ReadError`, found without
+    reading more than one byte past the limit."""
+    limit = INPUT_LIMIT if limit is None else limit
+    with open_input(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise too_large(path, limit)
+        content = f.read(size + 1)  # a buffer of the file's size, not of the limit's
+    if len(content) > limit:
+        raise too_large(path, limit)
+    return content
+
+
+def gunzip(path: Path, content: bytes, limit: int | None = None) -> bytes:
+    """``content`` (the bytes of ``path``) gzip-decompressed, at most ``limit`` bytes of it
+    (default :data:`INPUT_LIMIT`): a :class:`ReadError` for more, found without expanding
+    more than one byte past the limit."""
+    limit = INPUT_LIMIT if limit is None else limit
+    pieces, size = [], 0
+    with gzip.GzipFile(filename="", mode="rb", fileobj=io.BytesIO(content)) as f:
+        while piece := f.read(_BATCH):  # a piece at a time: read(limit) would allocate the limit
+            pieces.append(piece)
+            size += len(piece)
+            if size > limit:
+                raise too_large(path, limit, "expands to")
+    return b"".join(pieces)
 
 
 def _target(path: Path) -> Path:
@@ -283,7 +377,16 @@ def claim(path: Path) -> int:
     while True:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            with contextlib.suppress(FileNotFoundError):  # a FIFO is refused before it is opened
+                if (words := _irregular(os.stat(path).st_mode)) is not None:
+                    raise WriteError(path, words)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o666)
+            if (words := _irregular(os.fstat(fd).st_mode)) is not None:
+                os.close(fd)
+                raise WriteError(path, words)
+            os.set_blocking(fd, True)
+        except WriteError:
+            raise
         except OSError as e:
             raise WriteError(path, f"cannot be written: {reason(e)}") from None
         try:

@@ -22,11 +22,12 @@ from typing import Any
 
 from ._env import now
 from ._errors import InputError
-from ._files import Busy, WriteError, locked
+from ._files import Busy, WriteError, locked, open_input
 from ._findings import Outcome
 from ._key import DEFAULT_BACKEND, transform_name
 from ._registry import RegistryError, release_series
 from ._results import FIELDS, Field, SampleResult, attribute, describe_os_error
+from ._sanitize import shell_join
 
 APPLICATION = "optests-history"
 #: Seconds a writer waits for another (the lock file, then SQLite's busy timeout) before giving up.
@@ -259,15 +260,17 @@ class History:
         self._lock: contextlib.ExitStack | None = None
         if path.is_dir():
             raise HistoryError(f"{path}: is a directory, not a history database")
-        if not create and not path.is_file():
-            if path.parent.exists() and not path.parent.is_dir():
-                raise HistoryError(f"{path}: cannot read: {path.parent} is not a directory")
-            raise HistoryError(f"{path}: no such history database (create one with: optests history ingest RESULTS --db {path})")
         if path.exists():
             try:
-                path.open("rb").close()  # SQLite would only say "unable to open database file"
+                open_input(path).close()  # SQLite would only say "unable to open database file"
             except OSError as e:
                 raise HistoryError(f"{path}: {describe_os_error(path, e)}") from None
+        elif not create:
+            if path.parent.exists() and not path.parent.is_dir():
+                raise HistoryError(f"{path}: cannot read: {path.parent} is not a directory")
+            raise HistoryError(
+                f"{path}: no such history database (create one with: {shell_join(['optests', 'history', 'ingest', 'RESULTS', '--db', str(path)])})"
+            )
         self._lock = self._acquire_lock() if create else None
         try:
             try:

@@ -20,7 +20,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ._errors import InputError, JSONError
-from ._files import locked, write_json_atomic
+from ._files import locked, read_input, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
 from ._json import loads
 from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, SAMPLE_LIMIT, TRANSFORM, TRANSFORMS, Scope, op_id
@@ -339,6 +339,18 @@ def release_series(version: str) -> str:
     return f"{v.major}.{v.minor}"
 
 
+def run_torch(path: object, env: Mapping[str, str]) -> str:
+    """The torch version a results file's run was of (its environment's ``torch``), which its
+    records are judged and accepted under: a ``RegistryError`` naming the file where it records
+    none or one that is not a version, since every torch-ranged entry would apply to it."""
+    version = env.get("torch", "")
+    try:
+        release_series(version)
+    except RegistryError as e:
+        raise RegistryError(f"{path}: {e}") from None
+    return version
+
+
 def parse(text: str, path: str) -> list[Entry]:
     """The entries of a registry file's text (``path`` names it in errors)."""
     return parse_file(text, path)[0]
@@ -426,7 +438,7 @@ def load_file(path: Path) -> tuple[list[Entry], tuple[str, ...]]:
     """The entries of the registry at ``path`` and the release series accepted into it (none of
     either if the file does not exist)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path).decode("utf-8")
     except FileNotFoundError:
         return [], ()
     except (OSError, UnicodeDecodeError) as e:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._errors import InputError, JSONError
-from ._files import Busy, WriteError, claim, reason, write_atomic
+from ._files import Busy, ReadError, WriteError, claim, gunzip, open_input, read_input, reason, write_atomic
 from ._findings import Outcome, Stage, Verdict
 from ._json import DECODER, check_strings, duplicate_key, loads
 from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, SAMPLE_LIMIT, Mode, SampleKey
@@ -328,7 +328,7 @@ class ResultsError(InputError):
 def describe_os_error(path: Path, e: OSError | UnicodeDecodeError, *, writing: bool = False) -> str:
     """What is wrong with ``path``, from the error reading (UTF-8 text) or writing it, for a
     one-line message: ``is a directory, not a file``, ``cannot write: out is not a directory``."""
-    if isinstance(e, WriteError):
+    if isinstance(e, (WriteError, ReadError)):
         return e.reason
     if isinstance(e, UnicodeDecodeError):
         return f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})"
@@ -556,21 +556,22 @@ def read(path: Path) -> tuple[dict[str, str], list[SampleResult]]:
     return env, records
 
 
-def _text(content: bytes) -> str:
+def _text(path: Path, content: bytes) -> str:
     """A results file's text, gzip-compressed or not (``optests merge --out run.json.gz``)."""
-    return (gzip.decompress(content) if content[:2] == b"\x1f\x8b" else content).decode("utf-8")
+    return (gunzip(path, content) if content[:2] == b"\x1f\x8b" else content).decode("utf-8")
 
 
 def read_text(path: Path) -> str:
     """A file's UTF-8 text, gzip-compressed or not, read whole; an :class:`InputError`
     ``PATH: what is wrong`` where it cannot be (no such file, a truncated or corrupt gzip file,
-    not UTF-8 text)."""
+    not UTF-8 text, not a regular file, larger than :data:`~optests._files.INPUT_LIMIT` read or
+    expanded)."""
     try:
-        content = path.read_bytes()
+        content = read_input(path)
     except OSError as e:
         raise InputError(f"{path}: {describe_os_error(path, e)}") from None
     try:
-        return _text(content)
+        return _text(path, content)
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: {describe_os_error(path, e)}") from None
     except (EOFError, zlib.error, gzip.BadGzipFile):
@@ -740,7 +741,7 @@ def _read_document(path: Path, sc: _Scanner) -> tuple[dict[str, str], list[Sampl
 @contextlib.contextmanager
 def _open(path: Path) -> Iterator[IO[str]]:
     """A results file as text, gzip-compressed or not, read as it is needed."""
-    with path.open("rb") as raw:
+    with open_input(path) as raw:
         compressed = raw.peek(2)[:2] == b"\x1f\x8b"
         with gzip.GzipFile(filename="", mode="rb", fileobj=raw) if compressed else contextlib.nullcontext(raw) as stream:
             yield io.TextIOWrapper(stream, encoding="utf-8", newline="")

@@ -33,6 +33,7 @@ from ._key import _ID, DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transfor
 from ._pipeline import DeadBases, died
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner, WorkFailed
+from ._sanitize import printable, shell_join, shell_word
 from ._settings import BUILTIN_DBS, KNOWN_DBS, Settings
 
 #: The fixture name a sweep test takes its case from.
@@ -211,7 +212,7 @@ class Sweep:
         try:
             durations = _durations.load(Path(getattr(config.option, "durations_path", None) or _durations.DEFAULT_PATH))
         except _durations.DurationsError as e:
-            raise pytest.UsageError(f"--durations-path: {e}") from None
+            raise pytest.UsageError(printable(f"--durations-path: {e}")) from None
         if not durations:
             return
         fallback = statistics.median(durations.values())
@@ -326,17 +327,18 @@ class Sweep:
             where = item.path.relative_to(self.config.rootpath)
         except ValueError:
             where = item.path
+        # names from a user's database, paths and backends quoted: the command is pasted into a shell
         extra = ""
         if case.ref.db not in BUILTIN_DBS:
-            extra += f" --optests-dbs='{case.ref.db}'"
+            extra += f" --optests-dbs={shell_word(case.ref.db)}"
         if self.settings.registry is not None and self._registry_name() != _registry.DEFAULT_PATH:
-            extra += f" --optests-registry={self._registry_name()}"
+            extra += f" {shell_join([f'--optests-registry={self._registry_name()}'])}"
         if case.key.transform:
             extra += f" --optests-transforms={transform_name(case.key.transform)}"
         if case.key.backend != DEFAULT_BACKEND:
-            extra += f" --optests-backends='{case.key.backend}'"
+            extra += f" --optests-backends={shell_word(case.key.backend)}"
         return (
-            f"pytest {where} --optests-ops='{case.key.op_id}' --optests-modes={case.key.mode} "
+            f"pytest {shell_join([str(where)])} --optests-ops={shell_word(case.key.op_id)} --optests-modes={case.key.mode} "
             f"--optests-dtypes={case.key.dtype} --optests-devices={case.key.device}{extra} --optests-accept"
         )
 
@@ -377,9 +379,9 @@ class Sweep:
         try:
             self._journal = _results.Journal(self.settings.results, self._environment(), resume=self.settings.resume)
         except WriteError as e:
-            raise pytest.UsageError(f"--optests-results: {e}") from None
+            raise pytest.UsageError(printable(f"--optests-results: {e}")) from None
         except _results.ResultsError as e:
-            raise pytest.UsageError(f"--optests-resume: {e}") from None
+            raise pytest.UsageError(printable(f"--optests-resume: {e}")) from None
 
     @functools.cached_property
     def _resumed(self) -> Mapping[str, SampleResult]:
@@ -394,7 +396,7 @@ class Sweep:
         try:
             _, records = _results.read(_results.journal_path(self.settings.results))
         except _results.ResultsError as e:  # the controller read it: only a journal gone since (a remote worker)
-            raise pytest.UsageError(f"--optests-resume: {e}") from None
+            raise pytest.UsageError(printable(f"--optests-resume: {e}")) from None
         return _results.replayable(records)
 
     def _record(self, record: SampleResult, *, replayed: bool = False) -> None:
@@ -616,13 +618,15 @@ class Sweep:
             tr.reportchars = "".join(c for c in tr.reportchars if c not in _COUNTED)
         if self.settings.ids is not None and (missing := self.settings.ids.ids - self._collected_ids - self._deselected_ids):
             tr.write_line(
-                f"--optests-ids: {len(missing)} of the {len(self.settings.ids.ids)} ids in {self.settings.ids.path} were not "
-                f"collected (this run's options select no such sample, or there is none), e.g. {min(missing)}",
+                printable(  # the ids are the file's text
+                    f"--optests-ids: {len(missing)} of the {len(self.settings.ids.ids)} ids in {self.settings.ids.path} were not "
+                    f"collected (this run's options select no such sample, or there is none), e.g. {min(missing)}"
+                ),
                 yellow=True,
             )
         if not self.results:
             if self._results_error:
-                tr.write_line(f"results not written: {self._results_error}", red=True)
+                tr.write_line(printable(f"results not written: {self._results_error}"), red=True)
             self._write_journal_kept(tr)
             return
         tr.section("optests sweep")
@@ -642,10 +646,12 @@ class Sweep:
             tr.write_line("registry: " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())))
         for e in self._stale:
             tr.write_line(
-                f"stale registry entry (matches no collected sample): {e.label} samples={list(e.samples) if e.samples else 'all'}"
+                printable(
+                    f"stale registry entry (matches no collected sample): {e.label} samples={list(e.samples) if e.samples else 'all'}"
+                )
             )
         if self._accept_error:
-            tr.write_line(f"accept failed, the registry is unchanged: {self._accept_error}", red=True)
+            tr.write_line(printable(f"accept failed, the registry is unchanged: {self._accept_error}"), red=True)
         if self._accepted is not None:
             tr.write_line(
                 f"accepted: {self._registry_name()} rewritten ({self._accepted[0]} entries before, {self._accepted[1]} after)"
@@ -657,7 +663,7 @@ class Sweep:
                 + (f"; {left} of its records are not among this run's results (the journal keeps them)" if left else "")
             )
         if self._results_error:
-            tr.write_line(f"results not written: {self._results_error}", red=True)
+            tr.write_line(printable(f"results not written: {self._results_error}"), red=True)
         elif self.settings.results is not None and not self._journal_error:  # that error comes last, as the run's
             tr.write_line(f"results: {self.settings.results}")
         self._write_journal_kept(tr)

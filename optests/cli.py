@@ -25,6 +25,7 @@ from ._errors import InputError
 from ._files import check_writable
 from ._findings import Verdict
 from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS
+from ._sanitize import printable, shell_join
 
 EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 128 + 2, 128 + 13  # as if killed by SIGINT, SIGPIPE, as shells report it
@@ -52,7 +53,7 @@ def _accept(args: argparse.Namespace) -> int:
     torch_versions = set()
     for path in args.results:
         env, records = _read_results(path)
-        torch_versions.add(env.get("torch", ""))
+        torch_versions.add(_registry.run_torch(path, env))
         loaded.append(records)
     if len(torch_versions) > 1:
         raise CommandError(
@@ -68,13 +69,13 @@ def _accept(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    if not args.registry.is_file():
+    if not args.registry.exists():
         raise CommandError(f"{args.registry}: no registry there")
     entries = _registry.load(args.registry)
     samples = wrong = 0
     for path in args.results:
         env, records, whole = _results.read_with_status(Path(path))
-        registry = _registry.Registry(entries, env.get("torch", ""))
+        registry = _registry.Registry(entries, _registry.run_torch(path, env))
         verdicts = Counter[Verdict]()
         unexpected = []
         for r in records:
@@ -85,15 +86,18 @@ def _judge(args: argparse.Namespace) -> int:
                 unexpected.append(f"  {verdict.value}: {r.id}{said}")
         samples, wrong = samples + len(records), wrong + len(unexpected)
         counts = ", ".join(f"{v.value} {verdicts[v]}" for v in Verdict if verdicts[v])
+        # ids, messages and the torch version come from the file: no raw escapes
         print(
-            f"{path}: {len(records)} samples{'' if whole else ' (a partial run)'}, torch {env.get('torch', '?')}: {counts or 'none'}"
+            printable(
+                f"{path}: {len(records)} samples{'' if whole else ' (a partial run)'}, torch {env.get('torch', '?')}: {counts or 'none'}"
+            )
         )
         shown = unexpected if args.all else unexpected[:_JUDGE_SHOWN]
         for line in shown:
-            print(line)
+            print(printable(line))
         if len(shown) < len(unexpected):
             print(f"  ... {len(unexpected) - len(shown)} more (--all lists them)")
-    print(f"{len(args.results)} file(s), {samples} samples: {wrong} not as {args.registry} expects")
+    print(printable(f"{len(args.results)} file(s), {samples} samples: {wrong} not as {args.registry} expects"))
     return 1 if wrong else 0
 
 
@@ -198,7 +202,7 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
         except OSError as e:  # the findings and --json stand without it
             print(f"    repro: not written: {_results.describe_os_error(args.repro_dir, e, writing=True)}")
             continue
-        print(f"    repro: python {script}")
+        print(printable(f"    repro: {shell_join(['python', str(script)])}"))
     outcomes = Counter(c.result.outcome.value for c in checks)
     took = time.perf_counter() - start
     print()
@@ -257,7 +261,6 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _history(args: argparse.Namespace) -> int:
     from . import _history as history
-    from ._diff import printable
 
     def shown(line: str) -> None:  # what the history holds came from results files: no raw escapes
         print(printable(line))
@@ -524,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except InputError as e:
-        print(f"optests {args.command}: error: {e}", file=sys.stderr)
+        print(printable(f"optests {args.command}: error: {e}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"optests {args.command}: interrupted", file=sys.stderr)
@@ -540,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as report_error:
             traceback.print_exc()
             where = f"traceback above; it could not be saved: {report_error}"
-        print(f"optests {args.command}: internal error: {what} ({where})", file=sys.stderr)
+        print(printable(f"optests {args.command}: internal error: {what} ({where})"), file=sys.stderr)
         return EXIT_INTERNAL
 
 

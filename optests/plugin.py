@@ -14,6 +14,7 @@ import dataclasses
 import pytest
 
 from . import _files, _registry, _settings
+from ._sanitize import printable
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,7 +64,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         if settings.registry is not None:
             _registry.load(settings.registry)  # a malformed registry stops the run before any test
     except (CacheDirError, _settings.SettingError, _registry.RegistryError) as e:
-        raise pytest.UsageError(str(e)) from None
+        raise pytest.UsageError(printable(str(e))) from None  # it may quote the file
     # outputs are checked now, not after the run whose results they would hold
     outputs = {"--optests-results": settings.results, "--optests-accept": settings.registry if settings.accept else None}
     for option, path in outputs.items():
@@ -71,7 +72,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
             if path is not None:
                 _files.check_writable(path)
         except _files.WriteError as e:
-            raise pytest.UsageError(f"{option}: {e}") from None
+            raise pytest.UsageError(printable(f"{option}: {e}")) from None
 
 
 _CONFIGURED = pytest.StashKey[bool]()

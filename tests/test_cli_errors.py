@@ -4,18 +4,20 @@ and results files checked record by record as they are read."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import math
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,14 @@ def _regular_file(p: Path) -> None:
     p.write_text("a regular file\n")
 
 
+def _fifo(p: Path) -> None:
+    os.mkfifo(p)  # no writer: opening it to read blocks until one comes, reading it never ends
+
+
+def _device(p: Path) -> None:
+    p.symlink_to("/dev/zero")  # endless: read whole, it fills the memory
+
+
 KINDS: dict[str, tuple[str, Callable[[Path], None]]] = {
     # kind: (the bad path, relative to the test's folder; how to make it)
     "directory": ("bad", _directory),
@@ -79,10 +89,29 @@ KINDS: dict[str, tuple[str, Callable[[Path], None]]] = {
     "under-a-file": ("somefile/out.json", _under_a_file),
     "unreadable": ("unreadable.json", _unreadable),
     "file": ("somefile", _regular_file),
+    "fifo": ("fifo.json", _fifo),
+    "device": ("zero.json", _device),
 }
-READ = ("directory", "non-utf8", "missing", "under-a-file", "unreadable")
+READ = ("directory", "non-utf8", "missing", "under-a-file", "unreadable", "fifo", "device")
 WRITE = ("directory", "under-a-file")
-READ_WRITE = ("directory", "non-utf8", "under-a-file", "unreadable")  # a missing one is created
+READ_WRITE = ("directory", "non-utf8", "under-a-file", "unreadable", "fifo", "device")  # a missing one is created
+
+
+@contextlib.contextmanager
+def _no_hang(seconds: float = 30.0) -> Iterator[None]:
+    """Fail, rather than hang, a test whose command blocks (on a FIFO with no writer)."""
+
+    def hung(signum: int, frame: object) -> None:
+        pytest.fail(f"still running after {seconds} s: blocked on an input?")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
 
 #: Every argument of every subcommand that names a file: the command, with BAD where the bad path
 #: goes, and the kinds of bad path that are errors there.
@@ -130,7 +159,8 @@ def test_bad_files_are_one_line_and_exit_2(
     bad = tmp_path / name
     make(bad)
     before = {p: p.read_bytes() for p in files.values() if p.is_file()}
-    code, out, err = _main(capsys, *(str(bad) if a == "BAD" else str(files.get(a, a)) for a in argv))
+    with _no_hang():
+        code, out, err = _main(capsys, *(str(bad) if a == "BAD" else str(files.get(a, a)) for a in argv))
     _one_line_error(code, out, err, argv[0], bad)
     assert {p: p.read_bytes() for p in before} == before  # nothing written: not the registry, not the database
     assert not files["NEWDB"].exists() and not files["OUT"].exists()
@@ -419,15 +449,32 @@ def test_durations_file_errors_name_the_file_not_a_pytest_option(
 # -- the registry in the sweep: pytest's usage error -----------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["non-utf8", "directory"])
+@pytest.mark.parametrize("kind", ["non-utf8", "directory", "fifo"])
 def test_a_bad_registry_stops_the_sweep_with_a_usage_error(pytester: pytest.Pytester, kind: str) -> None:
     name, make = KINDS[kind]
     bad = pytester.path / name
     make(bad)
-    result = pytester.runpytest("--optests-registry", str(bad), "-p", "no:cacheprovider")
+    with _no_hang():
+        result = pytester.runpytest("--optests-registry", str(bad), "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    problem = "not UTF-8 text (byte 0xff at offset 0)" if kind == "non-utf8" else "is a directory, not a file"
+    problem = {
+        "non-utf8": "not UTF-8 text (byte 0xff at offset 0)",
+        "directory": "is a directory, not a file",
+        "fifo": "is a FIFO (named pipe), not a regular file",
+    }[kind]
     assert f"ERROR: {bad}: {problem}" in result.errlines
+
+
+def test_the_sweep_s_usage_errors_show_a_file_s_control_characters_as_escapes(pytester: pytest.Pytester) -> None:
+    """A registry's entry is quoted in the error that stops the sweep: its control characters
+    are shown as escapes, as the optests command shows them."""
+    entry = {"op": "si\x1b]0;owned\x07n", "variant": "", "mode": "static", "dtype": "float32", "device": "cpu",
+             "status": "xfail", "stage": "nowhere", "reason": "r", "samples": "all"}  # fmt: skip
+    (pytester.path / "reg.json").write_text(json.dumps({"schema_version": 4, "entries": [entry]}))
+    result = pytester.runpytest("--optests-registry=reg.json", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "si\\x1b]0;owned\\x07n" in err and not {"\x1b", "\x07"} & set(err), err
 
 
 # -- check --device cuda without a GPU -----------------------------------------------------------
@@ -552,3 +599,36 @@ def test_check_refuses_two_ops_of_one_id_and_checks_an_op_named_twice_once(
     )
     assert [t.name for t in _author.resolve(["twin_modules:FIRST", "twin_modules:FIRST"])] == [name]
     assert [t.name for t in _author.resolve(["sin", "si?"])] == ["sin"]
+
+
+def test_an_input_past_the_size_limit_is_refused_unread(
+    tmp_path: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file read whole holds at most ``INPUT_LIMIT`` bytes, and a gzip-compressed one expands
+    to at most that: more is one line and exit 2 (the sweep: a usage error), not a MemoryError."""
+    import gzip
+
+    from optests import _files
+    from optests._settings import SettingError, read_ids
+
+    monkeypatch.setattr(_files, "INPUT_LIMIT", 4096)
+    big = tmp_path / "big.json"
+    big.write_text('{"entries": [], "schema_version": 1, "comment": "' + "x" * 4096 + '"}\n')
+    code, out, err = _main(capsys, "judge", str(files["GOOD"]), "--registry", str(big))
+    _one_line_error(code, out, err, "judge", big)
+    assert err.endswith(f"{big}: holds more than 4,096 bytes, the most optests reads from one input file\n")
+    bomb = tmp_path / "ids.gz"
+    bomb.write_bytes(gzip.compress(b"static-float32-cpu-sin-sample0\n" * 1000))  # 31 KB, in 200 bytes
+    with pytest.raises(SettingError, match=r"^--optests-ids: .*ids.gz: expands to more than 4,096 bytes, "):
+        read_ids("--optests-ids", bomb)
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_journal_that_is_not_a_regular_file_is_refused_unopened(tmp_path: Path, resume: bool) -> None:
+    """A FIFO where a run's journal goes (``RESULTS.partial``) is refused in one line, with or
+    without ``--optests-resume``, rather than read forever."""
+    from optests._files import WriteError
+
+    os.mkfifo(tmp_path / "r.json.partial")
+    with _no_hang(), pytest.raises(WriteError, match=r"r\.json\.partial: is a FIFO \(named pipe\), not a regular file$"):
+        _results.Journal(tmp_path / "r.json", DATED, resume=resume)

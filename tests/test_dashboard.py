@@ -338,3 +338,89 @@ def test_a_failing_cell_lists_its_samples_up_to_a_cap(tmp_path: Path) -> None:
     assert [(s["sample"], s["transform"]) for s in map(sample, sin[6][:3])] == [(0, ""), (0, "transposed-1"), (1, "")]
     assert data["commands"][sample(sin[6][1])["command"]].endswith("--transforms transposed")
     assert '<tr data-op="cos" data-failing="1"><th>cos</th><td class="history"><span class="strip all-f"></span></td>' in page
+
+
+def test_the_page_escapes_every_value_the_history_holds(tmp_path: Path) -> None:
+    """A history database is a file anyone can edit, and SQLite keeps text in an INTEGER column:
+    every column the page shows (each of ``runs``, a message, the per-run counts' modes) holding
+    markup comes out as text, never as an element or attribute."""
+    import sqlite3
+
+    records = [_rec("sin", 0), _rec("sin", 1, "failed"), _rec("cos", 0, "failed")]
+    with _history(tmp_path, [("2026-11-20", "2.13.0+cpu", records), ("2026-11-21", "2.13.0+cpu", records[:2])]):
+        pass
+    payload = '"><img src=x onerror=alert({})>'
+    con = sqlite3.connect(tmp_path / "h.db")
+    runs = [c[1] for c in con.execute("PRAGMA table_info(runs)") if c[1] != "id"]
+    for column in runs:  # both runs alike, so that they stay one configuration
+        con.execute(
+            f"UPDATE runs SET {column} = ? || CASE WHEN ? THEN id ELSE '' END", (payload.format(column), column == "fingerprint")
+        )
+    con.execute("UPDATE messages SET text = ? || text", (payload.format("message"),))
+    con.execute("UPDATE run_counts SET mode = ? WHERE run = 1", (payload.format("mode"),))  # run 2's matrix stays
+    con.commit()
+    con.close()
+    with History(tmp_path / "h.db") as db:
+        index = dashboard.build(db, tmp_path / "site")
+    page = index.read_text()
+    for column in [*runs, "message", "mode"]:
+        if f"alert({column})" in page:  # shown: as text only
+            assert f'"><img src=x onerror=alert({column})>' not in page, column
+    assert "<img" not in page
+    assert {"date", "torch", "samples", "source", "message", "mode", "backends"} <= set(re.findall(r"alert\((\w+)\)", page))
+
+
+def _configurations(path: Path, torches: Sequence[str], samples: int) -> History:
+    """Per torch release, a night where ``samples`` samples of two ops fail and the next where
+    they all pass: that many fixes in each configuration."""
+    ops = ("sin", "cos")
+    db = History(path, create=True)
+    for night, outcome in enumerate(("failed", "passed")):
+        for torch in torches:
+            db.ingest(
+                {"torch": torch, "date": f"2026-11-2{night}"},
+                [_rec(ops[i % 2], i, outcome) for i in range(samples)],
+                f"{torch}-{night}.json",
+            )
+    return db
+
+
+def test_changes_json_is_what_json_dumps_would_write_whole(tmp_path: Path) -> None:
+    """Written a change at a time, ``changes.json`` is byte for byte the document it always was:
+    per configuration, its runs, the summary and every change with both records."""
+    from optests import _diff
+
+    with _configurations(tmp_path / "h.db", ("2.12.0", "2.13.0"), 5) as db:
+        db.ingest({"torch": "2.11.0", "date": "2026-11-22"}, [_rec("tan", 0)], "first.json")  # a first run: no diff
+        dashboard.build(db, tmp_path / "site")
+        whole = []
+        for config, runs in dashboard.by_configuration(db.runs()).items():
+            d = _diff.diff(db.records(runs[-2]), db.records(runs[-1])) if len(runs) > 1 else None
+            whole.append(
+                {"configuration": config.label, "old_run": runs[-2].id if d else None, "new_run": runs[-1].id,
+                 **(_diff.to_json(d) if d else {"summary": {}, "changes": []})}
+            )  # fmt: skip
+    text = (tmp_path / "site" / "changes.json").read_text()
+    assert text == json.dumps({"configurations": whole}, indent=2, sort_keys=True) + "\n"
+    assert [len(c["changes"]) for c in whole] == [0, 5, 5]
+
+
+def test_the_dashboard_holds_one_configuration_s_changes_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory is bounded by the page, not the history: four configurations of 3,000 fixes each
+    take about the memory of one (``changes.json`` streamed, one configuration's runs read at a
+    time), where holding every change would take four times as much."""
+    import tracemalloc
+
+    monkeypatch.setattr(dashboard, "MAX_LISTED", 10)  # the page lists a few: its size is not what is measured
+    peaks, sizes = [], []
+    for n, torches in enumerate((["2.13.0"], ["2.10.0", "2.11.0", "2.12.0", "2.13.0"])):
+        with _configurations(tmp_path / f"h{n}.db", torches, 3000) as db:
+            tracemalloc.start()
+            try:
+                dashboard.build(db, tmp_path / f"site{n}")
+                peaks.append(tracemalloc.get_traced_memory()[1])
+            finally:
+                tracemalloc.stop()
+        sizes.append((tmp_path / f"site{n}" / "changes.json").stat().st_size)
+    assert sizes[1] > 3.9 * sizes[0]  # four times the changes were written
+    assert peaks[1] < 1.6 * peaks[0], peaks

@@ -160,3 +160,15 @@ def test_the_ini_key_names_a_file_from_the_rootdir(nightly_sweep: pytest.Pyteste
     result = nightly_sweep.runpytest_subprocess(*DB, str(nightly_sweep.path), "--optests-results=r.json")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert _ids(nightly_sweep.path / "sub" / "r.json") == ["static-float32-cpu-alpha-sample2"]
+
+
+def test_the_summary_shows_an_ids_files_control_characters_as_escapes(nightly_sweep: pytest.Pytester) -> None:
+    """An id's op name is any text, so an ids file can hold terminal escapes: the summary line
+    that echoes an id not collected shows them as escapes."""
+    hostile = "static-float32-cpu-al\x1b]0;owned\x07pha\u202e-sample0"
+    (nightly_sweep.path / "ids.txt").write_text(f"static-float32-cpu-alpha-sample0\n{hostile}\n")
+    run = nightly_sweep.runpytest_subprocess(*DB, "--optests-ids=ids.txt", "--optests-ops=alpha")
+    out = run.stdout.str()
+    assert run.ret == pytest.ExitCode.OK, out
+    assert "e.g. static-float32-cpu-al\\x1b]0;owned\\x07pha\\u202e-sample0" in out
+    assert not {"\x1b", "\x07", "\u202e"} & set(out)

@@ -376,6 +376,48 @@ def test_judge_counts_each_files_verdicts_and_lists_what_the_registry_does_not_e
     assert (code, out, err) == (2, "", f"optests judge: error: {tmp_path / 'none.json'}: no registry there\n")
 
 
+@pytest.mark.parametrize("env", [{}, {"torch": ""}, {"torch": "nightly"}, {"torch": "2.x"}], ids=repr)
+def test_judge_and_accept_refuse_a_results_file_without_a_torch_version_alike(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], env: dict[str, str]
+) -> None:
+    """A torch-ranged entry applies or not by the run's torch version: a file that records none,
+    or one that is not a version, is refused by judge as by accept (exit 2, one line naming it),
+    rather than judged under every entry of every range."""
+    from optests import cli
+    from optests._results import write
+
+    reg, results = tmp_path / "reg.json", tmp_path / "r.json"
+    reg.write_text(_doc(_entry(samples=[0], torch="<2.15"), _entry(samples=[0], torch=">=2.15", stage="forward")))
+    write(results, [_record(sample=0)], env)
+    said = f"{results}: torch version {env.get('torch', '')!r} is not a version such as 2.13.0\n"
+    assert _judge(capsys, str(results), "--registry", str(reg)) == (2, "", f"optests judge: error: {said}")
+    assert cli.main(["accept", str(results), "--registry", str(reg)]) == 2
+    assert capsys.readouterr() == ("", f"optests accept: error: {said}")
+
+
+def test_judge_shows_a_files_control_characters_as_escapes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ids and messages come from the results file, the paths from the user: judge prints each
+    control character (ESC, BEL, a bidirectional override, a line separator) as an escape, as
+    diff and history do, so that a file cannot drive the terminal; an error line too."""
+    from optests import cli
+    from optests._results import write
+
+    reg, results = tmp_path / "reg\x1b[2J.json", tmp_path / "r\u202e.json"
+    reg.write_text(_doc())
+    write(
+        results, [_record(op="si\x1b]0;owned\x07n", stage=Stage.FORWARD, message="boom\x1b[31m\u202ered\nmore")], {"torch": TORCH}
+    )
+    code, out, err = _judge(capsys, str(results), "--registry", str(reg))
+    assert (code, err) == (1, "")
+    assert out == (
+        f"{tmp_path}/r\\u202e.json: 1 samples, torch 2.13.0+cpu: unexpected_failure 1\n"
+        "  unexpected_failure: static-float32-cpu-si\\x1b]0;owned\\x07n-sample0 [forward] boom\\x1b[31m\\u202ered\n"
+        f"1 file(s), 1 samples: 1 not as {tmp_path}/reg\\x1b[2J.json expects\n"
+    )
+    assert cli.main(["judge", str(tmp_path / "no\x07such.json"), "--registry", str(reg)]) == 2
+    assert capsys.readouterr() == ("", f"optests judge: error: {tmp_path}/no\\x07such.json: no such file\n")
+
+
 @settings(max_examples=60, deadline=None)
 @given(records=_records)
 def test_judge_finds_nothing_unexpected_in_the_results_a_registry_was_accepted_from(

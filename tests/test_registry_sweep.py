@@ -269,3 +269,32 @@ def test_entries_that_can_never_match_are_stale_whatever_the_run_selects(sweep: 
     ], result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert sweep.runpytest_subprocess(*args).ret == pytest.ExitCode.OK  # reported, not failed, unless strict
+
+
+def test_the_suggested_accept_command_quotes_what_a_shell_would_read(sweep: pytest.Pytester) -> None:
+    """An op's name from a user's database (a quote, a command after it) and the database's
+    spec reach the suggested command quoted: a shell reads back exactly the words meant, and
+    runs nothing else."""
+    name = "it's'; touch pwned; echo '"
+    sweep.makepyfile(
+        quoted_ops=f"""
+        import copy
+        from buggy_ops import ops as buggy
+
+        ops = [copy.copy(o) for o in buggy if o.name == "buggy_long"]
+        ops[0].name = {name!r}
+        """
+    )
+    result = sweep.runpytest_subprocess("--optests-dbs=quoted_ops:ops", "-p", "no:cacheprovider", "--optests-modes=static")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    command = next(
+        line.strip() for line in result.stdout.lines if line.strip().startswith("pytest ") and "--optests-accept" in line
+    )
+    words = subprocess.run(
+        ["bash", "-c", f"printf '%s\\n' {command}"], cwd=sweep.path, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert words == [
+        "pytest", "test_aot_autograd.py", f"--optests-ops={name}", "--optests-modes=static", "--optests-dtypes=float32",
+        "--optests-devices=cpu", "--optests-dbs=quoted_ops:ops", "--optests-accept",
+    ]  # fmt: skip
+    assert not (sweep.path / "pwned").exists()
