@@ -18,6 +18,7 @@ import torch
 from . import _opinfo, _registry, _runner, _state
 from ._backends import refuse_modes
 from ._check import one_intra_op_thread
+from ._env import CompileCache, parse_compile_cache
 from ._errors import InputError
 from ._findings import CheckResult, Outcome, Verdict
 from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
@@ -597,12 +598,7 @@ def check_op(
     is where inductor keeps what it compiles: ``fresh`` (an empty folder for this call, removed
     after it), ``shared`` (torch's) or a folder (:class:`optests._env.CompileCache`).
     """
-    from ._env import CompileCache, parse_compile_cache
-
-    try:
-        cache = CompileCache(parse_compile_cache(compile_cache))
-    except ValueError as e:
-        raise AuthorError(f"compile_cache: {e}") from None
+    cache = _compile_cache(compile_cache)
     targets = _targets(op)
     given = to_samples(samples, f"samples for {targets[0].name}") if samples is not None else None
     with cache:
@@ -623,6 +619,22 @@ def check_op(
         ]
 
 
+def _compile_cache(choice: str) -> CompileCache:
+    """The compile cache ``choice`` names (``compile_cache=``), not entered yet; an
+    :class:`AuthorError` for a choice that is not one, or a folder torch could not use."""
+    from ._backends.inductor import CacheDirError, check_compile_cache
+
+    try:
+        parsed = parse_compile_cache(choice)
+    except ValueError as e:
+        raise AuthorError(f"compile_cache: {e}") from None
+    try:
+        check_compile_cache("compile_cache", parsed)
+    except CacheDirError as e:
+        raise AuthorError(str(e)) from None
+    return CompileCache(parsed)
+
+
 def op_test(
     op: Any,
     samples: Iterable[Any] | Callable[[], Iterable[Any]] | None = None,
@@ -632,12 +644,14 @@ def op_test(
     transforms: str | Sequence[str] = "all",
     backends: str | Sequence[str] = (DEFAULT_BACKEND,),
     derived_after_death: bool = False,
+    compile_cache: str = "fresh",
 ) -> Callable[..., None]:
     """A pytest test function over ``op``'s samples (and the samples ``transforms`` derive, as in
     :func:`check_op`) and modes, one test per pair, judged against an expected-failures registry
     of optests' format. A derived sample that is not a valid call is skipped; so is one derived
     from a sample whose check timed out or crashed earlier in the same process (not run), unless
-    ``derived_after_death``. In a test module::
+    ``derived_after_death``. ``compile_cache`` as :func:`check_op` takes it; ``fresh``: an empty
+    folder for each test. In a test module::
 
         test_myop = optests.op_test(mylib.myop, samples=my_samples, registry="expected_failures.json")
     """
@@ -652,12 +666,14 @@ def op_test(
     }  # checks nothing
     entries = _registry.load(Path(registry)) if registry is not None else []
     dead = DeadBases("op_test(..., derived_after_death=True)")  # this process's: its tests run in order
+    _compile_cache(compile_cache)  # a bad choice fails the module's import, not each test
 
     @pytest.mark.parametrize("optests_sample_id", list(planned))
     def test(optests_sample_id: str) -> None:
         # each test checks its own sample, on the process (xdist worker) that runs it
         target, p = planned[optests_sample_id]
-        (checked,) = run_planned(target, [p], derived_after_death=derived_after_death, dead=dead)
+        with _compile_cache(compile_cache):
+            (checked,) = run_planned(target, [p], derived_after_death=derived_after_death, dead=dead)
         verdict, entry = _registry.Registry(entries, str(torch.__version__)).judge(checked.record())
         if verdict is Verdict.XFAILED:
             pytest.xfail(f"expected ({entry.stage if entry else ''}): {entry.reason if entry else ''}")

@@ -107,10 +107,15 @@ def read_input(path: Path, limit: int | None = None) -> bytes:
         size = os.fstat(f.fileno()).st_size
         if size > limit:
             raise too_large(path, limit)
-        content = f.read(size + 1)  # a buffer of the file's size, not of the limit's
-    if len(content) > limit:
+        pieces = [f.read(size + 1)]  # a buffer of the file's size, not of the limit's
+        total = len(pieces[0])
+        # a file that grew since fstat, or that reports no size (procfs), is read on, in pieces
+        while total > size and total <= limit and (piece := f.read(_BATCH)):
+            pieces.append(piece)
+            total += len(piece)
+    if total > limit:
         raise too_large(path, limit)
-    return content
+    return b"".join(pieces)
 
 
 def gunzip(path: Path, content: bytes, limit: int | None = None) -> bytes:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -321,12 +320,11 @@ class DeadBases:
             return
         self._dead[key.id] = stage
         if self.directory is not None:
-            path = self.directory / _marker(key.id)
+            from ._files import WriteError, write_atomic
+
             try:
-                temporary = path.with_suffix(f".{os.getpid()}")
-                temporary.write_text(stage.value)
-                os.replace(temporary, path)
-            except OSError:  # this process still knows it
+                write_atomic(self.directory / _marker(key.id), stage.value.encode())
+            except WriteError:  # this process still knows it
                 pass
 
     def not_run(self, key: SampleKey) -> CheckResult | None:

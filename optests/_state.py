@@ -43,7 +43,7 @@ _SETTINGS: tuple[tuple[str, Callable[[], Any], Callable[[Any], None] | None], ..
     ("grad mode", torch.is_grad_enabled, lambda v: torch._C._set_grad_enabled(v)),
     ("inference mode", torch.is_inference_mode_enabled, None),
     ("default dtype", torch.get_default_dtype, torch.set_default_dtype),
-    ("default device", torch.get_default_device, torch.set_default_device),
+    ("default device", lambda: _default_device(), lambda v: torch.set_default_device(v)),
     (
         "deterministic algorithms",
         lambda: (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()),
@@ -84,6 +84,15 @@ _SETTINGS: tuple[tuple[str, Callable[[], Any], Callable[[Any], None] | None], ..
     ("saved tensors hooks", lambda: torch._C._autograd._top_saved_tensors_default_hooks(False) is not None, None),
     ("functorch transform level", torch._C._functorch.maybe_current_level, None),
 )
+
+
+def _default_device() -> torch.device | None:
+    """The device set as default, or None where none is: setting a device pushes a torch function
+    mode, so the state with none is set back as None (``set_default_device(None)``), which leaves
+    no mode behind."""
+    from torch.utils._device import CURRENT_DEVICE
+
+    return CURRENT_DEVICE
 
 
 def _set_cudnn(*flags: bool) -> None:

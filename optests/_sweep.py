@@ -92,10 +92,11 @@ def base_nodeid(nodeid: str) -> str:
     return f"{head}[{param[: start - 1]}{param[end:]}"
 
 
-def _base_group_scheduling(config: pytest.Config, log: Any) -> Any:
+def _base_group_scheduling(config: pytest.Config, log: Any, crashed_in: Callable[[str], None]) -> Any:
     """xdist's ``loadscope`` scheduling with a base sample and its derived samples as one unit
     (every other test a unit of its own), units handed out in the order collected (long ops
-    first, :meth:`Sweep.pytest_collection_modifyitems`), not by size."""
+    first, :meth:`Sweep.pytest_collection_modifyitems`), not by size. ``crashed_in`` is told the
+    node id a dying worker was running, before the rest of its unit goes to another worker."""
     from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
     class BaseGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
@@ -104,11 +105,25 @@ def _base_group_scheduling(config: pytest.Config, log: Any) -> Any:
 
         def schedule(self) -> None:
             option = self.config.option
-            reorder, option.loadscopereorder = option.loadscopereorder, False
+            reorder, option.loadscopereorder = getattr(option, "loadscopereorder", False), False
             try:
                 super().schedule()
             finally:
                 option.loadscopereorder = reorder
+
+        def remove_node(self, node: Any) -> str | None:
+            """As xdist's ``load`` does, the test a dying worker was running is not given to
+            another: ``loadscope`` would queue it again with its unit, and a sample that kills its
+            worker would kill one worker after another. It is marked done first, and returned as
+            the item that crashed."""
+            crashed = next((i for unit in self.assigned_work[node].values() for i, done in unit.items() if not done), None)
+            for unit in self.assigned_work[node].values():
+                if crashed in unit:
+                    unit[crashed] = True
+            if crashed is not None:
+                crashed_in(crashed)  # known before its derived samples reach another worker
+            super().remove_node(node)
+            return crashed
 
     return BaseGroupScheduling(config, log)
 
@@ -168,7 +183,7 @@ class Sweep:
         them starts. Other dist modes are xdist's, as asked."""
         if config.getvalue("dist") != "load" or not self.settings.transforms or self.settings.derived_after_death:
             return None
-        return _base_group_scheduling(config, log)
+        return _base_group_scheduling(config, log, self._worker_died_in)
 
     @property
     def registry(self) -> _registry.Registry:
@@ -185,8 +200,8 @@ class Sweep:
         if self.settings.explicit:
             try:
                 select_ops(self.settings)
-            except SelectionError as e:
-                raise pytest.UsageError(str(e)) from None
+            except SelectionError as e:  # it may quote a user's module or op names
+                raise pytest.UsageError(printable(str(e))) from None
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if CASE_FIXTURE not in metafunc.fixturenames:
@@ -194,7 +209,7 @@ class Sweep:
         try:
             cases = collect(self.settings)
         except SelectionError as e:
-            raise pytest.UsageError(str(e)) from None
+            raise pytest.UsageError(printable(str(e))) from None
         metafunc.parametrize(CASE_FIXTURE, cases, ids=[c.id for c in cases])
 
     @pytest.hookimpl(tryfirst=True)  # before pytest-split picks its group, which keeps this order
@@ -370,7 +385,7 @@ class Sweep:
             try:
                 preflight(self.settings.backends, self.settings.timeout)
             except BackendUnavailable as e:
-                raise pytest.UsageError(f"--optests-backends: {e}") from None
+                raise pytest.UsageError(printable(f"--optests-backends: {e}")) from None  # what the backend raised
         self._open_journal()
 
     def _open_journal(self) -> None:
@@ -436,6 +451,13 @@ class Sweep:
             # as for a crash inside the runner: expected, or recorded by this accept
             report.outcome = "skipped"
             report.wasxfail = f"expected ({entry.stage}): {entry.reason}" if entry else "--optests-accept records it"
+
+    def _worker_died_in(self, nodeid: str) -> None:
+        """(On the xdist controller.) A worker died checking ``nodeid``: its derived samples,
+        wherever they are checked, are not run (:class:`optests._pipeline.DeadBases`)."""
+        case = self._case_from_nodeid(nodeid)
+        if case is not None and case.key.sample is not None:
+            self._dead.note(case.key, Stage.CRASH)
 
     def _case_from_nodeid(self, nodeid: str) -> Case | None:
         """The sweep case a node id names, rebuilt from its id (the controller has no items)."""

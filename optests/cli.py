@@ -104,6 +104,9 @@ def _judge(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     """``optests check``, under the compile cache it chose (``--compile-cache``)."""
     choice = _settings.parse_compile_cache_option("--compile-cache", args.compile_cache)
+    from ._backends.inductor import check_compile_cache
+
+    check_compile_cache("--compile-cache", choice)  # torch creates it as Dynamo is imported (below)
     with CompileCache(choice) as cache:
         return _check_under(args, cache)
 
@@ -112,9 +115,6 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
     start, started = time.perf_counter(), now()
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
-    from ._backends.inductor import check_cache_dir
-
-    check_cache_dir()  # torch creates it as Dynamo is imported (below): a bad one is one line, not a traceback
     from . import _author, _repro
     from ._pipeline import NOT_RUN
 

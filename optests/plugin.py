@@ -56,11 +56,12 @@ def _read(config: pytest.Config) -> _settings.Settings:
 def pytest_cmdline_main(config: pytest.Config) -> None:
     if not _asked(config):
         return
-    from ._backends.inductor import CacheDirError, check_cache_dir
+    from ._backends.inductor import CacheDirError, check_compile_cache
 
     try:
-        check_cache_dir()  # torch creates it as Dynamo is imported: a bad one stops the run in one line
         settings = _read(config)
+        # torch creates the cache folder as Dynamo is imported: a bad one stops the run in one line
+        check_compile_cache("--optests-compile-cache", settings.compile_cache)
         if settings.registry is not None:
             _registry.load(settings.registry)  # a malformed registry stops the run before any test
     except (CacheDirError, _settings.SettingError, _registry.RegistryError) as e:

@@ -334,6 +334,29 @@ def test_each_check_op_call_compiles_into_its_own_cache(tmp_path: Path, monkeypa
         optests.check_op(noting, samples=sample, compile_cache=str(seen))
 
 
+def test_each_op_test_test_compiles_into_its_own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``op_test``'s tests each compile into a fresh folder by default, as ``check_op`` does; a
+    folder torch could not use is refused when the test module is made."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "torch-cache"))
+    seen = tmp_path / "seen.txt"
+
+    def noting(x: torch.Tensor) -> torch.Tensor:
+        with open(seen, "a") as f:
+            f.write(os.environ.get("TORCHINDUCTOR_CACHE_DIR", "") + "\n")
+        return x * 2
+
+    test = optests.op_test(noting, samples=[([torch.ones(2)], {}), ([torch.ones(3)], {})], modes=["static"], transforms="none")
+    (mark,) = test.pytestmark  # type: ignore[attr-defined]
+    for sample_id in mark.args[1]:
+        test(sample_id)
+    folders = set(seen.read_text().split())
+    assert len(folders) == 2 and all(Path(f).name.startswith("optests-compile-cache-") for f in folders), folders
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torch-cache")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(optests.AuthorError, match=r"^compile_cache=.*file/cache: cannot be created: Not a directory"):
+        optests.op_test(noting, samples=[([torch.ones(2)], {})], compile_cache=str(tmp_path / "file" / "cache"))
+
+
 def test_check_records_its_compile_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

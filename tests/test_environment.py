@@ -61,17 +61,54 @@ def test_check_refuses_a_cache_directory_torch_cannot_use(
 ) -> None:
     path, said = _bad(kind, tmp_path)
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(path))
-    code = cli.main(["check", "sin", "--transforms", "none", "--modes", "static"])
+    code = cli.main(["check", "sin", "--transforms", "none", "--modes", "static", "--compile-cache", "shared"])
     out, err = capsys.readouterr()
     assert (code, out) == (2, ""), out + err
     assert err == f"optests check: error: TORCHINDUCTOR_CACHE_DIR={path}: {said}; {ADVICE}\n"
+
+
+@pytest.mark.parametrize("kind", ["under a file", "a dangling link"])
+def test_check_refuses_a_compile_cache_folder_torch_cannot_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    path, said = _bad(kind, tmp_path)
+    code = cli.main(["check", "sin", "--transforms", "none", "--modes", "static", "--compile-cache", str(path)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), out + err
+    assert err == f"optests check: error: --compile-cache={path}: {said}; {ADVICE}\n"
+
+
+def test_a_fresh_compile_cache_does_not_use_the_folder_torch_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With the default ``--compile-cache fresh``, the run makes its own folder: a bad
+    ``TORCHINDUCTOR_CACHE_DIR`` is not used, so it stops nothing (and is not created)."""
+    path, _ = _bad("under a file", tmp_path)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(path))
+    code = cli.main(["check", "sin", "--transforms", "none", "--modes", "static", "--select", "first:1"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "1 checks: 1 passed" in out
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(path)  # set back after the run
 
 
 def test_a_real_check_exits_2_with_one_line_not_a_traceback(tmp_path: Path) -> None:
     """In a fresh process torch itself creates the directory as Dynamo is imported."""
     path, said = _bad("under a file", tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "optests.cli", "check", "sin", "--transforms", "none", "--modes", "static"],
+        [
+            sys.executable,
+            "-m",
+            "optests.cli",
+            "check",
+            "sin",
+            "--transforms",
+            "none",
+            "--modes",
+            "static",
+            "--compile-cache",
+            "shared",
+        ],
         env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(path)},
         cwd=tmp_path,
         capture_output=True,
@@ -87,11 +124,12 @@ def test_a_directory_whose_name_breaks_lines_is_named_on_one_line(
 ) -> None:
     path = f"{_a_file(tmp_path)}/cache\nsecond line"
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", path)
-    code = cli.main(["check", "sin", "--transforms", "none", "--modes", "static"])
+    code = cli.main(["check", "sin", "--transforms", "none", "--modes", "static", "--compile-cache", "shared"])
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
+    shown = path.replace("\n", "\\x0a")
     assert (
-        err == f"optests check: error: TORCHINDUCTOR_CACHE_DIR={path!r}: cannot be created: Not a directory (ENOTDIR); {ADVICE}\n"
+        err == f"optests check: error: TORCHINDUCTOR_CACHE_DIR={shown}: cannot be created: Not a directory (ENOTDIR); {ADVICE}\n"
     )
 
 
@@ -120,9 +158,24 @@ def test_the_sweep_stops_with_a_usage_error_for_a_cache_directory_torch_cannot_u
     install_sweep(pytester.path)
     path, said = _bad(kind, pytester.path)
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(path))
-    result = pytester.runpytest("-p", "no:cacheprovider", "--optests-ops=sin", "--optests-modes=static")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--optests-ops=sin", "--optests-modes=static", "--optests-compile-cache=shared"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert [line for line in result.errlines if line.strip()] == [f"ERROR: TORCHINDUCTOR_CACHE_DIR={path}: {said}; {ADVICE}"]
+
+
+@pytest.mark.parametrize("kind", ["under a file", "a dangling link"])
+def test_the_sweep_stops_with_a_usage_error_for_a_compile_cache_folder_torch_cannot_use(
+    pytester: pytest.Pytester, kind: str
+) -> None:
+    install_sweep(pytester.path)
+    path, said = _bad(kind, pytester.path)
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--optests-ops=sin", "--optests-modes=static", f"--optests-compile-cache={path}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.errlines if line.strip()] == [f"ERROR: --optests-compile-cache={path}: {said}; {ADVICE}"]
 
 
 # -- a backend that cannot run on this machine ---------------------------------------------------

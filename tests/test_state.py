@@ -44,7 +44,7 @@ LEAKS: dict[str, Callable[[], object]] = {
 
 
 #: The leaks that cannot be set back from outside: the child holding them is replaced.
-_UNDONE_BY_A_NEW_CHILD = ("inference mode", "default device", "torch function mode", "saved tensors hooks")
+_UNDONE_BY_A_NEW_CHILD = ("inference mode", "torch function mode", "saved tensors hooks")
 
 
 def _entered(context: Any) -> Any:
@@ -125,3 +125,11 @@ def test_in_a_sweep_a_backend_that_leaves_grad_mode_off_fails_no_other_check(pyt
     for r in records:
         outcomes.setdefault(r.get("backend", "aot_eager"), set()).add(r["outcome"])
     assert outcomes == {"user_backends:leaves_grad_off": {"failed"}, "aot_eager": {"passed"}}, result.stdout.str()
+
+
+def test_a_default_device_is_set_back_in_process_with_no_mode_left_behind() -> None:
+    """Setting a default device pushes a torch function mode: where none was set, the state is set
+    back by unsetting it, so a process that checks in-process keeps no mode."""
+    with _state.kept():
+        torch.set_default_device("meta")
+    assert (_state.leaks(), torch._C._len_torch_function_stack(), torch.empty(1).device.type) == ([], 0, "cpu")

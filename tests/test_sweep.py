@@ -470,6 +470,23 @@ def test_a_killed_xdist_worker_is_a_crash_and_no_sample_is_lost(sweep: pytest.Py
     assert all(r["outcome"] == "passed" for i, r in records.items() if i != dead["id"])
 
 
+def test_a_sample_that_kills_its_worker_is_not_run_again_with_its_derived_samples(sweep: pytest.Pytester) -> None:
+    """With transforms under ``-n``, a base sample and its derived samples are one unit of work
+    (:func:`optests._sweep._base_group_scheduling`): the sample that killed its worker is a crash
+    once, not handed to the next worker (which it would kill too), and its derived samples are
+    not run; every other sample is checked."""
+    args = ["--optests-dbs=worker_killer_ops:ops", "--optests-modes=static", "--optests-transforms=noncontiguous"]
+    result = sweep.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--optests-results=results.json", *args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert result.stdout.str().count("replacing crashed worker") == 1
+    records = {str(r["id"]): r for r in _records(sweep.path / "results.json")}
+    base = "static-float32-cpu-kills_worker-sample4"
+    assert (records[base]["outcome"], records[base]["stage"]) == ("failed", "crash")
+    derived = {i: r["outcome"] for i, r in records.items() if i.startswith(f"{base}-")}
+    assert derived and set(derived.values()) == {"skipped"}, derived
+    assert all(r["outcome"] == "passed" for i, r in records.items() if not i.startswith(base)), records
+
+
 def test_a_worker_crash_the_registry_expects_is_an_xfail(sweep: pytest.Pytester) -> None:
     (sweep.path / "expected_failures.json").write_text(
         json.dumps(

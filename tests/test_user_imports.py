@@ -91,3 +91,18 @@ def test_a_real_ctrl_c_while_a_module_imports_still_interrupts(tmp_path: Path, m
     raised = _module(tmp_path, HOSTILE["interrupt"][0])  # raised by its code: its failure
     with pytest.raises(_imports.ImportFailed, match=f"^importing {raised} failed: KeyboardInterrupt$"):
         _imports.import_module(raised)
+
+
+@pytest.mark.parametrize("option", ["--optests-dbs", "--optests-backends"])
+def test_what_a_module_raised_reaches_the_terminal_escaped(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, option: str
+) -> None:
+    """A user's module's error text is shown with its control characters escaped: it cannot set
+    the terminal's title or clear the screen."""
+    install_sweep(pytester.path)
+    module = _module(pytester.path, 'raise RuntimeError("bad\\x1b]0;owned\\x07 module")\n')
+    monkeypatch.syspath_prepend(str(pytester.path))
+    result = pytester.runpytest("-p", "no:cacheprovider", f"{option}={module}:x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    (error,) = [line for line in result.errlines if line.strip()]
+    assert "\x1b" not in error and "\x07" not in error and "bad\\x1b]0;owned\\x07 module" in error, error

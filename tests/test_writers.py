@@ -645,3 +645,17 @@ def test_a_journal_records_an_id_once_but_for_a_skip(tmp_path: Path, outcomes: l
             read(tmp_path / "r.json.partial")
         return
     assert [(r.op, r.outcome) for r in read(tmp_path / "r.json.partial")[1]] == [("sin", read_as), ("cos", _F)]
+
+
+def test_an_input_that_reports_no_size_is_read_whole(tmp_path: Path) -> None:
+    """``read_input`` reads past the size ``fstat`` gave: a file that grew since, or one that
+    reports none (procfs), is read whole, never cut short; the limit still holds."""
+    from optests import _files
+
+    status = Path("/proc/self/status")
+    if not status.exists() or status.stat().st_size != 0:
+        pytest.skip("no procfs file that reports size 0 here")
+    text = _files.read_input(status)
+    assert text.endswith(b"\n") and b"\nPid:\t" in text and len(text) > 100
+    with pytest.raises(_files.ReadError, match="holds more than 64 bytes"):
+        _files.read_input(status, limit=64)

@@ -196,13 +196,13 @@ def _probe(name: str) -> str:
 
     import torch
 
-    from .._findings import error_line
+    from .._findings import error_line, user_code
 
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), user_code():
             warnings.simplefilter("ignore")
             get_backend(name).compile(_trivial, dynamic=False, disable_functionalization=False)([torch.ones(3)])
-    except Exception as e:
+    except Exception as e:  # a SystemExit of the backend's too (user_code)
         return error_line(e)
     return ""
 
@@ -225,7 +225,7 @@ def preflight(names: Sequence[str], timeout: float = PREFLIGHT_TIMEOUT) -> None:
         for name in todo:
             try:
                 answer = runner.run(name, limit)
-            except WorkFailed as e:  # it raised what is not an Exception (SystemExit)
+            except WorkFailed as e:  # the answer did not come back (it does not pickle)
                 answer = e.summary
             if isinstance(answer, Died):
                 first = (answer.message.splitlines() or [answer.kind])[0].replace("the sample", "it")

@@ -25,6 +25,7 @@ import tempfile
 from .._env import CACHE_ENV, torch_default_cache_dir
 from .._errors import InputError
 from .._files import reason
+from .._sanitize import printable
 from .dynamo import Dynamo
 
 #: The environment variable that names the directory of inductor's (and Dynamo's) caches.
@@ -46,14 +47,18 @@ def cache_dir() -> tuple[str, bool]:
     return torch_default_cache_dir(), False
 
 
-def check_cache_dir() -> None:
-    """Create the compile caches' directory (:func:`cache_dir`) if it is missing, as torch would,
-    and write a file in it; a :class:`CacheDirError` naming it and what is wrong, if that fails.
-    Torch-free: called before torch is imported (``optests check``, the sweep's options)."""
-    path, given = cache_dir()
-    value = os.environ[CACHE_DIR] if given else path
-    value = value if value.isprintable() else repr(value)  # one line, whatever the name holds
-    shown = f"{CACHE_DIR}={value}" if given else f"{value} (torch's default for {CACHE_DIR}, which is not set)"
+def check_cache_dir(option: str = "", folder: str = "") -> None:
+    """Create the compile caches' directory if it is missing, as torch would, and write a file in
+    it; a :class:`CacheDirError` naming it and what is wrong, if that fails. The directory is
+    ``folder``, named by ``option`` (``--compile-cache``), or else torch's (:func:`cache_dir`).
+    Torch-free: called before torch is imported (:func:`check_compile_cache`)."""
+    if folder:
+        path, given, value, variable = os.path.abspath(folder), True, folder, option
+    else:
+        path, given = cache_dir()
+        value, variable = os.environ[CACHE_DIR] if given else path, CACHE_DIR
+    value = printable(value)  # one line, whatever the name holds
+    shown = f"{variable}={value}" if given else f"{value} (torch's default for {CACHE_DIR}, which is not set)"
     advice = "torch keeps its compile caches there: name a writable directory"
     try:
         os.makedirs(path, exist_ok=True)
@@ -71,6 +76,17 @@ def check_cache_dir() -> None:
         os.unlink(probe)
     except OSError as e:
         raise CacheDirError(f"{shown}: cannot be written: {reason(e)}; {advice}") from None
+
+
+def check_compile_cache(option: str, choice: str) -> None:
+    """Check the folder a run's compile cache ``choice`` (:func:`optests._env.parse_compile_cache`,
+    given as ``option``) will use, as :func:`check_cache_dir` does, before the run enters it and
+    torch is imported: ``shared``, torch's own; a folder, that one; ``fresh``, none (the run makes
+    an empty one, and what ``TORCHINDUCTOR_CACHE_DIR`` names is not used)."""
+    if choice == "shared":
+        check_cache_dir()
+    elif choice != "fresh":
+        check_cache_dir(option, choice)
 
 
 class Inductor(Dynamo):
