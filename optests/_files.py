@@ -24,8 +24,8 @@ from typing import Any
 from ._errors import InputError
 
 
-class WriteError(InputError, OSError):
-    """An output file that cannot be written; the message names it and says why, in one line."""
+class _FileError(InputError, OSError):
+    """A file optests will not use: the message names it and says why, in one line."""
 
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(f"{path}: {reason}")
@@ -36,18 +36,14 @@ class WriteError(InputError, OSError):
         return f"{self.path}: {self.reason}"
 
 
-class ReadError(InputError, OSError):
+class WriteError(_FileError):
+    """An output file that cannot be written; the message names it and says why, in one line."""
+
+
+class ReadError(_FileError):
     """An input file that optests will not read: not a regular file (a FIFO, a device, a socket,
     a directory), or larger than :data:`INPUT_LIMIT`; the message names it and says why, in one
     line."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
 
 
 #: The most bytes an input file read whole may hold, and a gzip-compressed one expand to: 1 GiB.
