@@ -6,6 +6,7 @@ optests nor passes for a green run."""
 from __future__ import annotations
 
 import itertools
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -86,8 +87,13 @@ def test_the_sweep_stops_with_a_usage_error_for_a_module_that_raises_at_import(
 def test_a_real_ctrl_c_while_a_module_imports_still_interrupts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
     signalled = _module(tmp_path, "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(5)\n")
-    with pytest.raises(KeyboardInterrupt):
-        _imports.import_module(signalled)
+    # Python's own Ctrl-C handler, as in a command run from a terminal: an xdist worker ignores SIGINT
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _imports.import_module(signalled)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     raised = _module(tmp_path, HOSTILE["interrupt"][0])  # raised by its code: its failure
     with pytest.raises(_imports.ImportFailed, match=f"^importing {raised} failed: KeyboardInterrupt$"):
         _imports.import_module(raised)
