@@ -77,7 +77,8 @@ def _checks_worker(job: tuple[str, int, int, tuple[str, ...]]) -> dict[str, list
     from torch.testing._internal.optests import aot_autograd_check as in_tree
 
     from optests import _opinfo
-    from optests._check import assert_close_equal_nan, run_check
+    from optests._api import run_check
+    from optests._check import assert_close_equal_nan
 
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)

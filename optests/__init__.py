@@ -27,8 +27,9 @@ from ._findings import (
 from ._key import Mode, SampleKey
 
 if TYPE_CHECKING:
+    from ._api import aot_autograd_check, run_check
     from ._author import AuthorError, SampleCheck, check_op, op_test
-    from ._check import aot_autograd_check, assert_raises_regex, run_check
+    from ._check import assert_raises_regex
 
 __version__ = "0.1.0"
 
@@ -60,9 +61,9 @@ __all__ = [
 ]
 
 _LAZY = {
-    "aot_autograd_check": "._check",
+    "aot_autograd_check": "._api",
     "assert_raises_regex": "._check",
-    "run_check": "._check",
+    "run_check": "._api",
     "AuthorError": "._author",
     "SampleCheck": "._author",
     "check_op": "._author",

@@ -24,10 +24,9 @@ from ._errors import InputError
 from ._files import WriteError, write_atomic
 from ._findings import Outcome
 from ._history import Configuration, History, Run
-from ._key import MODES, transform_name
+from ._key import KNOWN_DBS, MODES, transform_name
 from ._results import FIELDS, SampleResult, describe_os_error
 from ._sanitize import html, script_json, shell_join
-from ._settings import KNOWN_DBS
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 #: Samples listed one by one per change kind; the rest are in changes.json beside the page.
