@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from ._script import comment_text
+from ._script import comment_text, register_source
 from ._source import copy_definitions
 from ._threads import on_shallow_stack
 
@@ -67,10 +67,6 @@ class ModuleCall:
 
     def __repr__(self) -> str:
         return f"ModuleCall({type(self.module).__name__})"
-
-    def script_source(self) -> tuple[list[str], str]:
-        """What makes this call in a standalone script (:func:`script_source`)."""
-        return script_source(self)
 
 
 def build_module(info: Any, module_input: Any, device: str, dtype: torch.dtype, training: bool) -> torch.nn.Module:
@@ -248,3 +244,6 @@ def script_source(call: ModuleCall) -> tuple[list[str], str]:
         f"module_samples({info}, {device!r}, {dtype}, {entry.training}, {seed}, only={index})[0][0]"
         f"  # {comment_text(f'{entry.name}, {entry.variant_test_name} mode')}, ModuleInput {index}"
     )
+
+
+register_source(ModuleCall, script_source)  # a finding's standalone script rebuilds the module

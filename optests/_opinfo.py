@@ -22,11 +22,11 @@ import torch
 
 from . import _modules
 from ._backends import IN_TREE_TESTS
-from ._errors import InputError
 from ._key import BUILTIN_DBS, KNOWN_DBS, MODULE_DBS
 from ._modules import ModuleEntry, entries, is_module_info, setup_lines
 from ._script import comment_text
 from ._threads import on_shallow_stack as _on_shallow_stack
+from .errors import DatabaseError as DatabaseError
 
 _T = TypeVar("_T")
 
@@ -149,10 +149,6 @@ def import_attribute(spec: str) -> Any:
     if not hasattr(module, attr):
         raise ValueError(f"{module_name} has no attribute {attr!r}")
     return getattr(module, attr)
-
-
-class DatabaseError(InputError):
-    """An OpInfo database that cannot be loaded; the message names it and says why."""
 
 
 def opinfo(ref: OpRef) -> Any:

@@ -14,12 +14,9 @@ from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, Sam
 from ._key import KNOWN_DBS as KNOWN_DBS
 from ._key import MODULE_DBS as MODULE_DBS
 from ._pipeline import Selection
+from .errors import SettingError as SettingError
 
 _DB_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-
-
-class SettingError(InputError):
-    """A bad option or ini value; the message names the option, the value and what is valid."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,8 +29,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from .._errors import InputError
 from .._key import BACKEND_NAME, DEFAULT_BACKEND
+from ..errors import BackendUnavailable as BackendUnavailable
 from .aot_eager import AotEager
 from .aot_eager_decomp_partition import AotEagerDecompPartition
 from .dynamo import Dynamo
@@ -168,13 +168,6 @@ def refuse_modes(modes: Sequence[str], backends: Sequence[str]) -> None:
                 f"mode {nofunc[0]!r} with backend {name!r}: it cannot compile without functionalization "
                 f"(torch.compile has no such switch); the -nofunc modes need {able}"
             )
-
-
-class BackendUnavailable(InputError):
-    """A backend that cannot run on this machine: compiling and calling a trivial function with it
-    failed (inductor without a working C++ compiler, a Dynamo backend whose package is missing, a
-    backend that raises whatever it compiles). Nothing was checked, and no registry changed; the
-    message names the backend and the cause. Install what it needs, or leave it out of the run."""
 
 
 #: The least time a backend's :func:`preflight` may take (a cold inductor build takes seconds).

@@ -18,14 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-
-class GraphBreak(RuntimeError):
-    """Dynamo could not trace the call as one graph (``fullgraph=True``)."""
-
-
-class BackendCompilerFailed(RuntimeError):
-    """The backend raised while compiling Dynamo's graph (torch's ``BackendCompilerFailed``):
-    ``backend='NAME' raised TYPE: first line``, what it raised in the message's first line."""
+from ..errors import BackendCompilerFailed as BackendCompilerFailed
+from ..errors import GraphBreak as GraphBreak
 
 
 class Dynamo:

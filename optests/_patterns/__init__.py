@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import re
 
-from .._key import DERIVATIONS, transform_name
-from .._transforms import transform_of
 from .base import Called, CallPattern, DependsOnCpu, Unsupported
 from .single import Single
 
@@ -69,12 +67,21 @@ def get_pattern(name: str) -> CallPattern:
     pattern = PATTERNS.get(name)
     if pattern is not None:
         return pattern
+    # imported here, not at the top: a standalone repro script copies this function (and what
+    # its module binds at the top) without the transforms; it registers its pattern by name, so
+    # it never comes this far
+    from .._key import DERIVATIONS, transform_name
+
     index = name.rpartition("-")[2]
     family = transform_name(name)
     if family in DERIVATIONS:
+        from .._transforms import transform_of
+
         row = transform_of(family)
         number = int(index) if family != name else 0
         if row.pattern is not None and number < row.count and not (row.unindexed and family != name):
             return row.pattern(number)
+    from .._transforms import transform_of
+
     known = [DEFAULT_PATTERN, *PATTERNS, *(f"{n}-N" for n in DERIVATIONS if transform_of(n).pattern is not None)]
     raise ValueError(f"unknown call pattern {name!r}; known: {', '.join(known)}")
