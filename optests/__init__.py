@@ -29,12 +29,14 @@ from ._key import Mode, SampleKey
 if TYPE_CHECKING:
     from ._api import aot_autograd_check, run_check
     from ._author import AuthorError, SampleCheck, check_op, op_test
+    from ._backends import Backend, register_backend
     from ._check import assert_raises_regex
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AuthorError",
+    "Backend",
     "BackwardMismatch",
     "CheckResult",
     "EagerFailure",
@@ -57,6 +59,7 @@ __all__ = [
     "assert_raises_regex",
     "check_op",
     "op_test",
+    "register_backend",
     "run_check",
 ]
 
@@ -68,6 +71,8 @@ _LAZY = {
     "SampleCheck": "._author",
     "check_op": "._author",
     "op_test": "._author",
+    "Backend": "._backends",
+    "register_backend": "._backends",
 }
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "parse_backends",
     "preflight",
     "register",
+    "register_backend",
 ]
 
 #: The in-tree tests a backend may stand for (:attr:`Backend.opinfo_test`), and their test by
@@ -104,9 +105,14 @@ NAME = re.compile(rf"^{BACKEND_NAME}$")
 _RESOLVED: dict[str, Backend] = {}
 
 
-def register(name: str, backend: Backend) -> None:
-    """Make ``backend`` known as ``name`` (in every process that checks: register it where the
-    sweep's conftest or the module ``--import`` names runs)."""
+def register_backend(name: str, backend: Backend) -> None:
+    """Make ``backend`` (a :class:`Backend`) known as ``name``, in every process that checks:
+    call it where the sweep's ``conftest.py`` runs, or in the module ``optests check --import``
+    names. Then ``--optests-backends NAME`` (``--backends``, ``backends=``) selects it, and ids,
+    results and registry entries name it. Public as :func:`optests.register_backend`.
+
+    A ``ValueError`` where ``name`` is not a backend's name (letters, digits, ``_``, ``.``,
+    ``:``) or ``backend`` lacks what the protocol asks."""
     if not NAME.match(name):
         raise ValueError(f"backend name {name!r}: expected letters, digits, '_', '.' or ':', not starting with a digit")
     missing = [a for a in (*_ATTRIBUTES, "compile") if not hasattr(backend, a)]
@@ -117,6 +123,10 @@ def register(name: str, backend: Backend) -> None:
     if backend.opinfo_test not in IN_TREE_TESTS:
         raise ValueError(f"backend {name!r}: opinfo_test={backend.opinfo_test!r}, but expected one of {', '.join(IN_TREE_TESTS)}")
     BACKENDS[name] = backend
+
+
+#: The name vendors were first told to call; :func:`register_backend` is the public one.
+register = register_backend
 
 
 def parse_backends(value: str | Sequence[str]) -> tuple[str, ...]:
