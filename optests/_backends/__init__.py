@@ -29,7 +29,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from .._findings import error_line, user_code
 from .._key import BACKEND_NAME, DEFAULT_BACKEND
+from .._runner import Died, IsolatedRunner, WorkFailed
 from ..errors import BackendUnavailable as BackendUnavailable
 from .aot_eager import AotEager
 from .aot_eager_decomp_partition import AotEagerDecompPartition
@@ -199,8 +201,6 @@ def _probe(name: str) -> str:
 
     import torch
 
-    from .._findings import error_line, user_code
-
     try:
         with warnings.catch_warnings(), user_code():
             warnings.simplefilter("ignore")
@@ -220,8 +220,6 @@ def preflight(names: Sequence[str], timeout: float = PREFLIGHT_TIMEOUT) -> None:
     todo = [n for n in dict.fromkeys(names) if n != DEFAULT_BACKEND and n not in _RUNNABLE]
     if not todo:
         return
-    from .._runner import Died, IsolatedRunner, WorkFailed
-
     limit = max(timeout, PREFLIGHT_TIMEOUT)
     runner = IsolatedRunner(_probe)
     try:
