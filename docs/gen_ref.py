@@ -36,6 +36,10 @@ from typing import Any
 _KNOWN_OPTION_FIELDS = ("name", "help", "default", "parse", "flag", "ini_path")
 
 
+#: Front matter that gives a page of wide tables the width the table of contents would take.
+_WIDE = ("---", "hide:", "  - toc", "---", "")
+
+
 def _cell(text: object) -> str:
     """A value as a Markdown table cell: one line, pipes escaped."""
     return " ".join(str(text).split()).replace("|", "\\|")
@@ -66,6 +70,7 @@ def options_page() -> str:
                     extra.append(f.name)
     head = ["option", "ini key", "default", *(e.replace("_", " ") for e in extra), "meaning"]
     lines = [
+        *_WIDE,
         "# Options of the sweep",
         "",
         "Generated from `optests._settings.OPTIONS`, the one declaration of the sweep's options. Each is",
@@ -204,6 +209,7 @@ def backends_page() -> str:
     from optests import _backends
 
     lines = [
+        *_WIDE,
         "# Backends",
         "",
         "Generated from `optests._backends.BACKENDS`, the table of backends by name, and each",
