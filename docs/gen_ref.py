@@ -66,7 +66,9 @@ def options_page() -> str:
     for option in options:
         if dataclasses.is_dataclass(option):
             for f in dataclasses.fields(option):
-                if f.name not in _KNOWN_OPTION_FIELDS and not f.name.startswith("_") and f.name not in extra:
+                value = getattr(option, f.name, None)
+                known = f.name in _KNOWN_OPTION_FIELDS or f.name.startswith("_") or f.name in extra
+                if not known and not callable(value):  # a parser or validator is no reader's business
                     extra.append(f.name)
     head = ["option", "ini key", "default", *(e.replace("_", " ") for e in extra), "meaning"]
     lines = [
