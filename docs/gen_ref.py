@@ -287,3 +287,12 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 
     readme = (Path(config["config_file_path"]).parent / "README.md").read_text()
     return markdown.replace(QUICKSTARTS_MARKER, readme_quickstarts(readme))
+
+
+#: What is left of a reST role (``:class:`X```) in a docstring mkdocstrings rendered: the role's name.
+_ROLE = re.compile(r":(?:class|func|data|meth|attr|mod|exc|obj):(?=<code)")
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """The mkdocs hook: the docstrings' reST roles shown as the code they name."""
+    return _ROLE.sub("", html)

@@ -133,3 +133,10 @@ def test_ci_builds_the_docs_strictly_with_the_pinned_requirements() -> None:
     assert ".venv/bin/mkdocs build --strict" in run
     pins = [line for line in (ROOT / "requirements-docs.txt").read_text().splitlines() if line and not line.startswith("#")]
     assert pins and all(re.fullmatch(r"[\w.\[\]-]+==[\w.]+", p) for p in pins), pins
+
+
+def test_the_docstrings_rest_roles_render_as_code() -> None:
+    html = 'one :class:<code>SampleCheck</code> per sample; :func:<code class="x">run_check</code>; a :ratio:'
+    assert gen_ref.on_page_content(html, None, None, None) == (
+        'one <code>SampleCheck</code> per sample; <code class="x">run_check</code>; a :ratio:'
+    )
