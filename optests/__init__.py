@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ._backends import Backend, register_backend
     from ._check import assert_raises_regex
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AuthorError",
