@@ -16,9 +16,20 @@ CONTRACT = ROOT / "docs" / "contract.md"
 
 
 def test_readme_options_table_matches_the_plugin() -> None:
-    rows = re.findall(r"^\| `--optests-([\w-]+)` \| `(\w+)` \| (.+?) \|", (ROOT / "README.md").read_text(), re.M)
-    documented = {name: (ini, default.strip("`")) for name, ini, default in rows}
-    expected = {o.name: ("optests_" + o.name.replace("-", "_"), o.default or "(none)") for o in _settings.OPTIONS}
+    rows = re.findall(r"^\| `(--optests-[\w-]+)` \| `(\w+)` \| (.+?) \|", (ROOT / "README.md").read_text(), re.M)
+    documented = {option: (ini, default.strip("`")) for option, ini, default in rows}
+    expected = {o.option: (o.ini, o.default or "(none)") for o in _settings.OPTIONS}
+    assert documented == expected
+
+
+def test_readme_says_where_the_author_defaults_differ_and_why() -> None:
+    """Each option whose default differs for ``optests check``, ``check_op`` and ``op_test`` is a row
+    of the README's table of them, with both defaults and the declaration's reason word for word."""
+    rows = re.findall(r"^\| `([a-z][\w-]*)` \| `([^`|]*)` \| (.+?) \| (.+?) \|$", (ROOT / "README.md").read_text(), re.M)
+    documented = {name: (sweep, author.strip("`"), why) for name, sweep, author, why in rows}
+    expected = {
+        o.name: (o.default, o.author_value or "(none)", o.differs_because) for o in _settings.OPTIONS if o.differs_because
+    }
     assert documented == expected
 
 
