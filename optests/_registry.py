@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -129,8 +130,10 @@ class Entry:
     #: The backend whose samples it covers (``optests._backends``); an entry without one covers aot_eager's.
     backend: str = dataclasses.field(default=DEFAULT_BACKEND, metadata=_declared())
 
-    @property
+    @functools.cached_property
     def scope(self) -> Scope:
+        """The samples it covers: its fields that :class:`Scope` names (made once: a registry's
+        checks ask for it per listed sample)."""
         return Scope(*[getattr(self, name) for name in Scope._fields])
 
     @property
