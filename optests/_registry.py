@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -86,7 +86,7 @@ class EntryField:
     types: type | tuple[type, ...] = str
     kind: str = "string"
     valid: tuple[str, ...] = ()
-    not_empty: str = ""
+    not_empty: Literal["", "empty", "blank"] = ""
     encode: Callable[[Any], Any] = _same
     decode: Callable[[Any], Any] = _same
 
