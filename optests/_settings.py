@@ -44,7 +44,7 @@ class Option:
       rootdir; ``explicit``: a value other than the default makes the run's selection explicit
       (:attr:`Settings.explicit`).
     - The author's surfaces, where ``author_help`` is given: ``author_help``: the help of
-      ``optests check``'s flag (argparse's, ``%(default)s`` the default); ``author_name``: the
+      ``optests check``'s flag (which adds the default where it has one); ``author_name``: the
       flag's and keyword's name where it is not ``name`` (``device``: one device, not a list);
       ``metavar`` and ``cli_type``: the flag's argparse ``metavar`` and ``type``;
       ``keywords_of``: the functions of ``optests._author`` that take it as a keyword;
@@ -298,7 +298,7 @@ OPTIONS: tuple[Option, ...] = (
         f"dtypes, comma-separated; valid: {', '.join(DTYPES)}",
         "float32",
         _choices(DTYPES),
-        author_help="dtypes for OpInfo samples, comma-separated (default: %(default)s)",
+        author_help="dtypes for OpInfo samples, comma-separated",
         keywords_of=(_PLAN, _TARGET, _CHECK_OP),
         keyword_value=_tuple,
     ),
@@ -307,7 +307,7 @@ OPTIONS: tuple[Option, ...] = (
         f"modes, comma-separated; valid: {', '.join(MODES)}",
         "static,dynamic",
         _modes,
-        author_help="comma-separated: static, dynamic, static-nofunc, dynamic-nofunc (default: %(default)s)",
+        author_help="comma-separated: static, dynamic, static-nofunc, dynamic-nofunc",
         keywords_of=(_PLAN, _TARGET, _CHECK_OP, _OP_TEST),
         keyword_value=_tuple,
     ),
@@ -316,7 +316,7 @@ OPTIONS: tuple[Option, ...] = (
         "devices, comma-separated; valid: cpu, cuda (cuda samples are not applicable without a GPU)",
         "cpu",
         _choices(DEVICES),
-        author_help="cpu or cuda (default: %(default)s)",
+        author_help="cpu or cuda",
         author_name="device",  # one device: an author's samples are made on it
         keywords_of=(_PLAN, _TARGET, _CHECK_OP),
     ),
@@ -333,8 +333,7 @@ OPTIONS: tuple[Option, ...] = (
         f"input transforms that derive more samples from each: none, all, or names from {', '.join(TRANSFORMS)}",
         "none",
         _transforms,
-        author_help="input transforms that derive more samples from each: all, none, or names from "
-        f"{', '.join(TRANSFORMS)} (default: %(default)s)",
+        author_help=f"input transforms that derive more samples from each: all, none, or names from {', '.join(TRANSFORMS)}",
         metavar="LIST",
         keywords_of=(_PLAN, _TARGET, _CHECK_OP, _OP_TEST),
         author_default="all",
@@ -351,7 +350,7 @@ OPTIONS: tuple[Option, ...] = (
         _backends,
         author_help="backends that compile the check, comma-separated: aot_eager, aot_eager_decomp_partition, inductor, "
         "dynamo:NAME (torch.compile with a Dynamo backend), MODULE:ATTRIBUTE (your torch.compile backend), or one "
-        "registered with optests._backends.register by a module --import names (default: %(default)s)",
+        "registered with optests._backends.register by a module --import names",
         metavar="LIST",
         keywords_of=(_PLAN, _TARGET, _CHECK_OP, _OP_TEST),
         keyword_value=_tuple,
@@ -363,7 +362,7 @@ OPTIONS: tuple[Option, ...] = (
         "all",
         _select,
         author_help="which samples of each op to check: all, first:N, or signature (the first of each distinct "
-        "signature: tensor metadata and other arguments); samples keep their numbers (default: %(default)s)",
+        "signature: tensor metadata and other arguments); samples keep their numbers",
         metavar="RULE",
         keywords_of=(_PLAN, _TARGET, _CHECK_OP),
     ),
@@ -391,7 +390,7 @@ OPTIONS: tuple[Option, ...] = (
         "300",
         parse_seconds,
         author_help="seconds one check may take; a check that runs longer, or kills the process running it, is a "
-        "timeout or crash finding and the others still run (default: %(default)s)",
+        "timeout or crash finding and the others still run",
         keywords_of=(_RUN, _TARGET),
         keyword_value=float,
     ),
@@ -414,7 +413,7 @@ OPTIONS: tuple[Option, ...] = (
         "fresh",
         parse_compile_cache_option,
         author_help="where inductor keeps what it compiles: fresh (an empty folder for this command, removed after it), "
-        "shared (torch's: TORCHINDUCTOR_CACHE_DIR or its default) or a folder; --json records it (default: %(default)s)",
+        "shared (torch's: TORCHINDUCTOR_CACHE_DIR or its default) or a folder; --json records it",
         metavar="CACHE",
         keywords_of=(_CHECK_OP, _OP_TEST),
     ),

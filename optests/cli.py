@@ -318,7 +318,8 @@ def _results_argument(parser: argparse.ArgumentParser, also: str = "") -> None:
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     """``optests check``'s flags of the run options that have one (:attr:`optests._settings.Option.cli_flag`),
-    each with its declared help, metavar, type and author's default (none where that is empty)."""
+    each with its declared help, metavar, type and author's default (none where that is empty; the
+    help says it where there is one)."""
     for opt in _settings.OPTIONS:
         if not opt.cli_flag:
             continue
@@ -326,8 +327,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(opt.cli_flag, action="store_true", help=opt.author_help)
         else:
             default = opt.author_value or None
-            kind = opt.cli_type or str
-            parser.add_argument(opt.cli_flag, default=default, metavar=opt.metavar, type=kind, help=opt.author_help)
+            said = f"{opt.author_help} (default: %(default)s)" if default is not None else opt.author_help
+            parser.add_argument(opt.cli_flag, default=default, metavar=opt.metavar, type=opt.cli_type or str, help=said)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,4 +1,5 @@
-"""The README and the contract (docs/contract.md) may not drift from the code."""
+"""The README and the contract (docs/contract.md) may not drift from the code. The generated
+reference pages are tested in tests/test_docs_site.py."""
 
 from __future__ import annotations
 
@@ -8,29 +9,11 @@ from types import ModuleType
 
 import pytest
 
-from optests import _key, _registry, _results, _settings
+from optests import _key, _registry, _results
 from optests._findings import Outcome, Stage, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = ROOT / "docs" / "contract.md"
-
-
-def test_readme_options_table_matches_the_plugin() -> None:
-    rows = re.findall(r"^\| `(--optests-[\w-]+)` \| `(\w+)` \| (.+?) \|", (ROOT / "README.md").read_text(), re.M)
-    documented = {option: (ini, default.strip("`")) for option, ini, default in rows}
-    expected = {o.option: (o.ini, o.default or "(none)") for o in _settings.OPTIONS}
-    assert documented == expected
-
-
-def test_readme_says_where_the_author_defaults_differ_and_why() -> None:
-    """Each option whose default differs for ``optests check``, ``check_op`` and ``op_test`` is a row
-    of the README's table of them, with both defaults and the declaration's reason word for word."""
-    rows = re.findall(r"^\| `([a-z][\w-]*)` \| `([^`|]*)` \| (.+?) \| (.+?) \|$", (ROOT / "README.md").read_text(), re.M)
-    documented = {name: (sweep, author.strip("`"), why) for name, sweep, author, why in rows}
-    expected = {
-        o.name: (o.default, o.author_value or "(none)", o.differs_because) for o in _settings.OPTIONS if o.differs_because
-    }
-    assert documented == expected
 
 
 def test_ci_runs_the_readme_test_command() -> None:

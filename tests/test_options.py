@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import inspect
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from optests import _settings, cli
 from optests._settings import OPTIONS, Option
 
+ROOT = Path(__file__).resolve().parents[1]
 #: Keywords of the author functions that are not run options: how a function is called from another.
 NOT_RUN_OPTIONS = {"isolated", "shrink", "dead"}
 #: Flags of ``optests check`` that are its own, not run options (the sweep has no such thing).
@@ -46,7 +49,8 @@ def _flag_problems(actions: dict[str, argparse.Action], options: Iterable[Option
     for flag in declared.keys() & actions.keys():
         action, opt = actions[flag], declared[flag]
         default = False if opt.flag else opt.author_value or None
-        if (action.default, action.help, action.metavar) != (default, opt.author_help, opt.metavar):
+        said = opt.author_help + (" (default: %(default)s)" if default not in (False, None) else "")
+        if (action.default, action.help, action.metavar) != (default, said, opt.metavar):
             problems.append(f"{flag}: default={action.default!r}, help={action.help!r}, metavar={action.metavar!r}")
         if opt.flag != (action.nargs == 0):
             problems.append(f"{flag}: a switch in one and not the other")
@@ -152,3 +156,22 @@ def test_where_authors_and_the_sweep_differ() -> None:
 def test_author_defaults_are_the_keyword_defaults() -> None:
     assert dataclasses.asdict(_settings.AUTHOR_DEFAULTS) == {o.keyword: o.keyword_default for o in OPTIONS if o.keyword}
     assert _settings.AUTHOR_DEFAULTS.timeout == _settings.DEFAULT_TIMEOUT == 300.0
+
+
+def _gen_ref() -> Any:
+    spec = importlib.util.spec_from_file_location("gen_ref", ROOT / "docs" / "gen_ref.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_options_reference_says_where_authors_and_the_sweep_differ_and_why() -> None:
+    """The generated options page (docs/gen_ref.py) gives each option's author default and reason."""
+    gen_ref = _gen_ref()
+    rows = {line.split(" | ")[0]: line for line in gen_ref.options_page().splitlines() if line.startswith("| `--optests-")}
+    for opt in OPTIONS:
+        row = rows[f"| `{opt.option}`" + (" (switch)" if opt.flag else "")]
+        if opt.differs_because:
+            assert gen_ref._cell(gen_ref._code(opt.differs_because)) in row
+            assert not opt.author_default or f"| {gen_ref._code(opt.author_default)} |" in row
