@@ -33,8 +33,9 @@ class Option:
     The sweep's pytest option ``--optests-NAME`` and ini key ``optests_NAME`` (every option;
     ``optests.plugin``), the flag of ``optests check`` (``optests.cli``), the keyword of the
     author API (``check_op``, ``op_test`` and the functions they call, whose signature defaults
-    are :data:`AUTHOR_DEFAULTS`), their help texts and defaults, and the README's options table.
-    ``tests/test_options.py`` checks each surface against :data:`OPTIONS`. Fields:
+    are :data:`AUTHOR_DEFAULTS`), their help texts and defaults, and the options reference
+    (``docs/gen_ref.py``). ``tests/test_options.py`` checks each surface against :data:`OPTIONS`.
+    Fields:
 
     - ``name``: ``NAME``, as ``--optests-NAME`` spells it; ``help``: the pytest option's help
       (the ini key's adds the default); ``default``: the sweep's, as typed on a command line
