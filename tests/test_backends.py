@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import torch
-from sweepdir import install_sweep
+from sweepdir import OptestsCli, install_sweep, run_inline
 
 import optests
 from optests import _backends, _opinfo, _settings
@@ -169,12 +169,10 @@ def test_what_a_backend_raised_while_compiling_is_in_the_finding_and_its_record(
 # A user's backend, MODULE:ATTRIBUTE.
 
 
-def _optests(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "optests"), *args], cwd=ROOT, capture_output=True, text=True, check=False)
-
-
-def test_a_miscompiling_user_backend_fails_and_its_repro_reproduces_it(tmp_path: Path) -> None:
-    done = _optests("check", "sin", "--backends", "tests.user_backends:sin_as_cos", "--transforms", "none", "--modes", "static")
+def test_a_miscompiling_user_backend_fails_and_its_repro_reproduces_it(tmp_path: Path, optests_cli: OptestsCli) -> None:
+    done = optests_cli(
+        ["check", "sin", "--backends", "tests.user_backends:sin_as_cos", "--transforms", "none", "--modes", "static"], ROOT
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "[forward] out=max abs diff" in done.stdout
     script = ROOT / "optests-repro" / "sin-static-float32-sample0_tests_user_backends_sin_as_cos.py"
@@ -183,16 +181,16 @@ def test_a_miscompiling_user_backend_fails_and_its_repro_reproduces_it(tmp_path:
     assert again.returncode == 1 and "REPRODUCED" in again.stdout, again.stdout + again.stderr
 
 
-def test_a_faithful_user_backend_passes() -> None:
-    done = _optests("check", "sin", "--backends", "tests.user_backends:faithful", "--transforms", "none")
+def test_a_faithful_user_backend_passes(optests_cli: OptestsCli) -> None:
+    done = optests_cli(["check", "sin", "--backends", "tests.user_backends:faithful", "--transforms", "none"], ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_a_faithful_user_backend_passes_under_every_transform_and_call_pattern() -> None:
+def test_a_faithful_user_backend_passes_under_every_transform_and_call_pattern(optests_cli: OptestsCli) -> None:
     """The defaults of ``optests check``: every transform and call pattern. Dynamo's documented
     graph breaks for an ``out=`` tensor to resize or a non-dense one (the same for every op) make
     those samples not applicable, not findings."""
-    done = _optests("check", "sin", "--backends", "tests.user_backends:faithful", "--modes", "static")
+    done = optests_cli(["check", "sin", "--backends", "tests.user_backends:faithful", "--modes", "static"], ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "N/A   static         float32  sample 0 out-1" in done.stdout
     assert "N/A   static         float32  sample 0 out-2" in done.stdout
@@ -223,7 +221,7 @@ BAD = {
 }
 
 
-def test_a_bad_backend_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_backend_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch, optests_cli: OptestsCli) -> None:
     from optests._author import backends_of
 
     monkeypatch.syspath_prepend(str(ROOT))  # tests.user_backends, as optests check finds it from the root
@@ -232,7 +230,7 @@ def test_a_bad_backend_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch) -
             backends_of(spec)
         assert str(raised.value).startswith(f"backends: {message}")
     for spec in ("tests.user_backends:not_callable", "dynamo:nosuch"):  # the command says the same, in one line
-        done = _optests("check", "sin", "--backends", spec, "--transforms", "none")
+        done = optests_cli(["check", "sin", "--backends", spec, "--transforms", "none"], ROOT)
         assert done.returncode == 2, done.stdout + done.stderr
         assert done.stderr.startswith(f"optests check: error: backends: {BAD[spec]}")
         assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
@@ -242,7 +240,7 @@ def test_a_bad_backend_is_a_usage_error_in_the_sweep(pytester: pytest.Pytester, 
     install_sweep(pytester.path)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # tests.user_backends is importable from the root
     for spec in ("tests.user_backends:not_callable", "nosuch.mod:x", " , "):
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--optests-backends={spec}", str(pytester.path))
+        result = run_inline(pytester, "-p", "no:cacheprovider", f"--optests-backends={spec}", str(pytester.path))
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([f"ERROR: --optests-backends: {BAD[spec]}"])
 
@@ -256,7 +254,7 @@ NOFUNC = (
 )
 
 
-def test_nofunc_modes_are_refused_under_torch_compile_backends() -> None:
+def test_nofunc_modes_are_refused_under_torch_compile_backends(optests_cli: OptestsCli) -> None:
     with pytest.raises(AuthorError) as raised:
         optests.check_op("sin", modes=["static", "static-nofunc"], backends=["aot_eager", "inductor"])
     assert str(raised.value) == f"modes: {NOFUNC}"
@@ -264,7 +262,7 @@ def test_nofunc_modes_are_refused_under_torch_compile_backends() -> None:
         values = {"modes": "static-nofunc", "backends": "inductor"}
         _settings.parse(lambda name: values.get(name), lambda name: "")
     assert str(refused.value) == f"--optests-modes, --optests-backends: {NOFUNC}"
-    done = _optests("check", "sin", "--backends", "inductor", "--modes", "static-nofunc")
+    done = optests_cli(["check", "sin", "--backends", "inductor", "--modes", "static-nofunc"], ROOT)
     assert (done.returncode, done.stderr.strip()) == (2, f"optests check: error: modes: {NOFUNC}")
     # a backend that can: the -nofunc modes run
     checks = optests.check_op("sin", modes=["static-nofunc"], backends=["aot_eager_decomp_partition"], transforms="none")
@@ -401,7 +399,7 @@ def test_registry_entries_are_judged_only_in_their_backend_s_runs(
     sweep = ["-p", "no:cacheprovider", "--optests-ops=sin", "--optests-modes=static", "--optests-strict-registry"]
 
     # a miscompiling backend's findings, accepted: aot_eager's entry is left byte for byte
-    accepted = pytester.runpytest_subprocess(*sweep, "--optests-backends=user_backends:sin_as_cos", "--optests-accept")
+    accepted = run_inline(pytester, *sweep, "--optests-backends=user_backends:sin_as_cos", "--optests-accept")
     assert accepted.ret == pytest.ExitCode.OK, accepted.stdout.str()
     entries = json.loads(registry.read_text())["entries"]
     aot = [e for e in entries if "backend" not in e]
@@ -410,13 +408,13 @@ def test_registry_entries_are_judged_only_in_their_backend_s_runs(
     assert (theirs["backend"], theirs["stage"]) == ("user_backends:sin_as_cos", "forward")
 
     # aot_eager's run: its own entry judged (sin passes: an unexpected pass), the other backend's not
-    aot_run = pytester.runpytest_subprocess(*sweep, "--optests-results=a.json")
+    aot_run = run_inline(pytester, *sweep, "--optests-results=a.json")
     records = json.loads((pytester.path / "a.json").read_text())["samples"]
     assert {r["id"]: r["verdict"] for r in records} == {"static-float32-cpu-sin-sample0": "unexpected_pass"}
     assert "stale" not in aot_run.stdout.str().lower()
 
     # the faithful backend's run: neither entry judged against it (sin passes, as expected)
-    faithful = pytester.runpytest_subprocess(*sweep, "--optests-backends=user_backends:faithful", "--optests-results=f.json")
+    faithful = run_inline(pytester, *sweep, "--optests-backends=user_backends:faithful", "--optests-results=f.json")
     assert faithful.ret == pytest.ExitCode.OK, faithful.stdout.str()
     records = json.loads((pytester.path / "f.json").read_text())["samples"]
     assert {r["id"]: r["verdict"] for r in records} == {"static-float32-cpu-sin-sample0@user_backends:faithful": "passed"}
@@ -472,7 +470,7 @@ def test_a_module_s_samples_differ_by_signature_in_their_constructor_s_arguments
     assert Selection.parse("signature").indices(samples, [torch.sin] * 3) == [0]
 
 
-def test_check_op_checks_the_selected_samples_under_their_own_numbers() -> None:
+def test_check_op_checks_the_selected_samples_under_their_own_numbers(optests_cli: OptestsCli) -> None:
     samples: list[tuple[tuple[torch.Tensor, ...], dict[str, Any]]] = [
         ((torch.zeros(3),), {}),
         ((torch.ones(3),), {}),
@@ -482,10 +480,10 @@ def test_check_op_checks_the_selected_samples_under_their_own_numbers() -> None:
     assert [c.key.sample for c in picked] == [0, 2]
     with pytest.raises(AuthorError, match=r"^select='first:0', but expected one of all, first:N, signature"):
         optests.check_op(torch.sin, samples=samples, select="first:0")
-    done = _optests("check", "mul", "--select", "first:2", "--modes", "static", "--transforms", "none")
+    done = optests_cli(["check", "mul", "--select", "first:2", "--modes", "static", "--transforms", "none"], ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "mul: 2 samples" in done.stdout
-    bad = _optests("check", "mul", "--select", "most")
+    bad = optests_cli(["check", "mul", "--select", "most"], ROOT)
     assert (bad.returncode, bad.stderr.strip()) == (
         2,
         "optests check: error: select='most', but expected one of all, first:N, signature (N a whole number >= 1)",
@@ -503,13 +501,13 @@ def test_the_sweep_checks_the_selected_samples_and_finds_no_stale_entry(
     registry = pytester.path / "expected_failures.json"
     registry.write_text(json.dumps({"schema_version": 4, "entries": [entry]}, indent=2, sort_keys=True) + "\n")
     sweep = ["-p", "no:cacheprovider", "--optests-ops=mul", "--optests-modes=static", "--optests-strict-registry"]
-    result = pytester.runpytest_subprocess(*sweep, "--optests-select=first:2", "--optests-results=r.json", "--optests-accept")
+    result = run_inline(pytester, *sweep, "--optests-select=first:2", "--optests-results=r.json", "--optests-accept")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     ids = [r["id"] for r in json.loads((pytester.path / "r.json").read_text())["samples"]]
     assert ids == ["static-float32-cpu-mul-sample0", "static-float32-cpu-mul-sample1"]
     # the unchecked sample's entry is neither stale nor rewritten
     assert json.loads(registry.read_text())["entries"] == [entry]
-    bad = pytester.runpytest_subprocess(*sweep, "--optests-select=first:none")
+    bad = run_inline(pytester, *sweep, "--optests-select=first:none")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["ERROR: --optests-select='first:none', but expected one of all, first:N, signature*"])
 
