@@ -86,6 +86,7 @@ def test_without_the_wrong_decomposition_the_op_is_clean() -> None:
     assert {c.result.outcome.value for c in checks} <= {"passed", "not_applicable"}
 
 
+@pytest.mark.slow
 def test_a_decomposition_that_calls_into_inductor_s_lowerings_runs_in_a_fresh_process() -> None:
     """max_pool2d_with_indices's decomposition asks ``torch._inductor.lowering`` whether to fall
     back: a process that has not imported inductor's lowerings (a sweep's child) must not see an
@@ -101,6 +102,7 @@ def test_a_decomposition_that_calls_into_inductor_s_lowerings_runs_in_a_fresh_pr
     assert "'passed'" in done.stdout and "lowering" not in done.stdout, done.stdout
 
 
+@pytest.mark.slow
 def test_inductor_flags_the_wrong_decomposition(wrong_decomposition: None) -> None:
     from torch._functorch import config as functorch_config
     from torch._inductor import config
@@ -122,6 +124,7 @@ def test_correct_ops_stay_clean(backend: str) -> None:
         assert checks and {c.result.outcome.value for c in checks} == {"passed"}, [c.result.message for c in checks]
 
 
+@pytest.mark.slow
 def test_a_correct_op_stays_clean_under_inductor() -> None:
     checks = optests.check_op("sin", backends=["inductor"], modes=["static"], transforms="none")
     assert checks and {c.result.outcome.value for c in checks} == {"passed"}, [c.result.message for c in checks]
@@ -389,6 +392,7 @@ _SIN_XFAIL = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_registry_entries_are_judged_only_in_their_backend_s_runs(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -420,6 +424,7 @@ def test_registry_entries_are_judged_only_in_their_backend_s_runs(
     assert {r["id"]: r["verdict"] for r in records} == {"static-float32-cpu-sin-sample0@user_backends:faithful": "passed"}
 
 
+@pytest.mark.slow
 def test_a_warm_inductor_cache_gives_the_same_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Inductor's FX graph cache, in a fresh directory shared by two calls: the first check fills
     it, the second (in its own forked child) finds it warm; its record is the first's."""

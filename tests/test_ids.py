@@ -91,6 +91,7 @@ def _ids(results: Path) -> list[str]:
     return sorted(r["id"] for r in json.loads(results.read_text())["samples"])
 
 
+@pytest.mark.slow
 def test_a_run_checks_the_listed_failures_alone(nightly_sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """Last night's failures, listed in each form the file takes, are all the next run checks; an
     id that names no sample is counted, one deselected is not; an entry of a sample it does not

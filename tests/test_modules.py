@@ -387,6 +387,7 @@ def test_a_module_db_finding_s_few_line_repro_rebuilds_the_sample_by_name(refs: 
 # -- the sweep -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_sweep_checks_modules_of_module_db(sweep: pytest.Pytester) -> None:
     args = ["--optests-dbs=module_db", "--optests-ops=nn.Linear,nn.ReLU", "--optests-modes=static", "-p", "no:cacheprovider"]
     result = run_inline(sweep, "-n", "2", *args, "--optests-results=r.json", "--optests-registry=")
@@ -403,6 +404,7 @@ def test_the_sweep_checks_modules_of_module_db(sweep: pytest.Pytester) -> None:
     }
 
 
+@pytest.mark.slow
 def test_the_sweep_flags_planted_module_bugs_and_accepts_them(sweep: pytest.Pytester) -> None:
     args = ["--optests-dbs=module_ops:modules", "--optests-modes=static", "-p", "no:cacheprovider"]
     result = run_inline(sweep, *args, "--optests-transforms=grad-subset")

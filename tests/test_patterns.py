@@ -247,6 +247,7 @@ def test_autocast_scripts_judge_as_the_check_does_without_optests(tmp_path: Path
     assert "note: grad: rounding: compiled is" in ran[1].stdout and "eager rounds at bfloat16's precision" in ran[1].stdout
 
 
+@pytest.mark.slow
 def test_the_sweep_flags_each_bug_by_its_pattern_and_no_correct_op(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -33,6 +33,7 @@ def _by_id(records: list[dict[str, Any]]) -> dict[str, tuple[object, ...]]:
     return {str(r["id"]): tuple(r.get(f, "") for f in FIELDS) for r in records}
 
 
+@pytest.mark.slow
 def test_one_sample_gives_one_record_in_every_entry_point(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -86,6 +87,7 @@ def samples():
 """
 
 
+@pytest.mark.slow
 def test_a_second_backend_gets_its_own_ids_and_registry_scope(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """A trivial backend defined here runs through the sweep and ``optests check``; the aot_eager
     entries for a buggy op's samples are not judged against its samples (which pass)."""

@@ -131,6 +131,7 @@ def test_a_malformed_registry_stops_the_run_before_any_test(sweep: pytest.Pytest
     assert "Traceback" not in result.stderr.str() and "passed" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_accept_after_xdist_and_after_two_shards_give_the_same_bytes(
     sweep: pytest.Pytester, accepted: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

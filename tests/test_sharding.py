@@ -38,6 +38,7 @@ def test_long_ops_run_first_and_an_ops_samples_stay_together(nightly_sweep: pyte
     result.stderr.fnmatch_lines(["ERROR: --durations-path: *.test_durations: not a durations file (Expecting property name*"])
 
 
+@pytest.mark.slow
 def test_four_shards_merge_into_the_single_runs_results(
     nightly_sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -84,6 +85,7 @@ def test_durations_command_updates_the_file_from_results(tmp_path: Path, capsys:
     )
 
 
+@pytest.mark.slow
 def test_a_killed_run_keeps_what_it_checked(nightly_sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     """The controller journals each record as it arrives; a run killed half-way leaves the
     journal, which optests merge (and accept, and history ingest) read as they read results."""

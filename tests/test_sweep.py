@@ -26,6 +26,7 @@ def _records(path: Path) -> list[dict[str, object]]:
 @pytest.mark.parametrize(
     ("xdist", "fork"), [([], True), (["-n", "2"], True), ([], False)], ids=["serial", "xdist", "fresh-interpreter"]
 )
+@pytest.mark.slow
 def test_crash_and_hang_are_recorded_and_the_run_goes_on(
     sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str], fork: bool
 ) -> None:
@@ -53,6 +54,7 @@ def test_crash_and_hang_are_recorded_and_the_run_goes_on(
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_the_samples_derived_from_a_hanging_sample_are_not_run(sweep: pytest.Pytester, xdist: list[str]) -> None:
     """A hanging op cost its timeout once per derived sample (issue 48, item 17). Under xdist a
     base sample and its derived samples go to one worker, so the rule holds there too."""
@@ -97,6 +99,7 @@ if os.environ.get("OPTESTS_TEST_PLANT_COS"):  # a wrong decomposition, planted a
 """
 
 
+@pytest.mark.slow
 def test_an_inductor_verdict_does_not_depend_on_what_the_compile_cache_holds(
     sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -127,6 +130,7 @@ def test_an_inductor_verdict_does_not_depend_on_what_the_compile_cache_holds(
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(shared)
 
 
+@pytest.mark.slow
 def test_xdist_results_hold_every_sample_exactly_once(sweep: pytest.Pytester) -> None:
     args = ["--optests-dbs=op_db", "--optests-ops=sin,abs,nn.functional.relu", "-p", "no:cacheprovider"]
     collected = run_inline(sweep, "--collect-only", "-q", *args)
@@ -456,6 +460,7 @@ def test_the_cuda_runtime_notice_of_a_cuda_build_without_a_gpu_is_not_printed(
     assert [r.getMessage() for r in seen] == ["later"]
 
 
+@pytest.mark.slow
 def test_a_killed_xdist_worker_is_a_crash_and_no_sample_is_lost(sweep: pytest.Pytester) -> None:
     """Fault injection: sample 4 of `kills_worker` SIGKILLs the xdist worker running it."""
     args = ["--optests-dbs=worker_killer_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider"]
@@ -472,6 +477,7 @@ def test_a_killed_xdist_worker_is_a_crash_and_no_sample_is_lost(sweep: pytest.Py
     assert all(r["outcome"] == "passed" for i, r in records.items() if i != dead["id"])
 
 
+@pytest.mark.slow
 def test_a_sample_that_kills_its_worker_is_not_run_again_with_its_derived_samples(sweep: pytest.Pytester) -> None:
     """With transforms under ``-n``, a base sample and its derived samples are one unit of work
     (:func:`optests._sweep._base_group_scheduling`): the sample that killed its worker is a crash
@@ -489,6 +495,7 @@ def test_a_sample_that_kills_its_worker_is_not_run_again_with_its_derived_sample
     assert all(r["outcome"] == "passed" for i, r in records.items() if not i.startswith(base)), records
 
 
+@pytest.mark.slow
 def test_a_worker_crash_the_registry_expects_is_an_xfail(sweep: pytest.Pytester) -> None:
     (sweep.path / "expected_failures.json").write_text(
         json.dumps(

@@ -34,6 +34,7 @@ def _failures(records: list[dict[str, object]]) -> set[tuple[str, str, str, str]
     }
 
 
+@pytest.mark.slow
 def test_the_sweep_flags_each_bug_through_its_transform_and_accepts_it(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -219,6 +219,7 @@ def _lines(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_a_full_disk_stops_the_sweep_in_one_line_with_exit_4_and_keeps_the_journal(
     sweep: pytest.Pytester, xdist: list[str]
 ) -> None:
@@ -237,6 +238,7 @@ def test_a_full_disk_stops_the_sweep_in_one_line_with_exit_4_and_keeps_the_journ
     assert sorted(set(os.listdir(sweep.path)) - {"__pycache__"}) == ["conftest.py", "r.json.partial", "test_aot_autograd.py"]
 
 
+@pytest.mark.slow
 def test_a_full_disk_at_the_results_file_is_one_line_and_exit_4(sweep: pytest.Pytester) -> None:
     whole = _sweep(sweep)
     assert whole.returncode == pytest.ExitCode.TESTS_FAILED
@@ -263,6 +265,7 @@ sys.stdin.read()
 """
 
 
+@pytest.mark.slow
 def test_a_second_sweep_on_a_results_path_being_written_is_refused_before_any_test(sweep: pytest.Pytester) -> None:
     """Two sweeps on one path opened the journal with "w", wrote over each other's lines, and the
     first to finish deleted the other's journal."""
@@ -464,6 +467,7 @@ def _journal_of(where: Path, records: list[dict[str, object]], env: dict[str, st
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_a_resumed_sweep_checks_only_what_the_killed_run_did_not(sweep: pytest.Pytester, xdist: list[str]) -> None:
     """A sweep of hours killed at 70% was run again from the start. With ``--optests-resume`` the
     samples in its journal keep their records (their tests judged again by the registry, not
@@ -533,6 +537,7 @@ def test_a_skipped_record_is_decided_again_not_replayed(sweep: pytest.Pytester) 
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_a_skip_decided_again_in_a_run_that_keeps_the_journal_leaves_it_readable(
     sweep: pytest.Pytester, xdist: list[str]
 ) -> None:
@@ -555,6 +560,7 @@ def test_a_skip_decided_again_in_a_run_that_keeps_the_journal_leaves_it_readable
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_a_resumed_sample_a_skip_entry_now_decides_is_skipped_not_counted_as_replayed(
     sweep: pytest.Pytester, xdist: list[str]
 ) -> None:
