@@ -143,6 +143,7 @@ def test_check_op_returns_a_result_per_sample_and_mode() -> None:
         optests.check_op(torch.ops.aten.sin.default)
 
 
+@pytest.mark.slow
 def test_op_test_parametrizes_an_authors_tests_with_a_registry(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -172,6 +173,7 @@ def test_op_test_parametrizes_an_authors_tests_with_a_registry(
     )
 
 
+@pytest.mark.slow
 def test_op_test_checks_nothing_at_collection_and_each_test_only_its_sample(pytester: pytest.Pytester) -> None:
     """Collecting (on every xdist worker) makes the samples but runs no check; a test checks
     its own sample where it runs, in the isolated runner's child (which logs each call)."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import torch
-from sweepdir import install_sweep
+from sweepdir import OptestsCli, install_sweep, run_inline
 
 import optests
 from optests import _backends, _opinfo, _settings
@@ -86,6 +86,7 @@ def test_without_the_wrong_decomposition_the_op_is_clean() -> None:
     assert {c.result.outcome.value for c in checks} <= {"passed", "not_applicable"}
 
 
+@pytest.mark.slow
 def test_a_decomposition_that_calls_into_inductor_s_lowerings_runs_in_a_fresh_process() -> None:
     """max_pool2d_with_indices's decomposition asks ``torch._inductor.lowering`` whether to fall
     back: a process that has not imported inductor's lowerings (a sweep's child) must not see an
@@ -101,6 +102,7 @@ def test_a_decomposition_that_calls_into_inductor_s_lowerings_runs_in_a_fresh_pr
     assert "'passed'" in done.stdout and "lowering" not in done.stdout, done.stdout
 
 
+@pytest.mark.slow
 def test_inductor_flags_the_wrong_decomposition(wrong_decomposition: None) -> None:
     from torch._functorch import config as functorch_config
     from torch._inductor import config
@@ -122,6 +124,7 @@ def test_correct_ops_stay_clean(backend: str) -> None:
         assert checks and {c.result.outcome.value for c in checks} == {"passed"}, [c.result.message for c in checks]
 
 
+@pytest.mark.slow
 def test_a_correct_op_stays_clean_under_inductor() -> None:
     checks = optests.check_op("sin", backends=["inductor"], modes=["static"], transforms="none")
     assert checks and {c.result.outcome.value for c in checks} == {"passed"}, [c.result.message for c in checks]
@@ -169,12 +172,10 @@ def test_what_a_backend_raised_while_compiling_is_in_the_finding_and_its_record(
 # A user's backend, MODULE:ATTRIBUTE.
 
 
-def _optests(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "optests"), *args], cwd=ROOT, capture_output=True, text=True, check=False)
-
-
-def test_a_miscompiling_user_backend_fails_and_its_repro_reproduces_it(tmp_path: Path) -> None:
-    done = _optests("check", "sin", "--backends", "tests.user_backends:sin_as_cos", "--transforms", "none", "--modes", "static")
+def test_a_miscompiling_user_backend_fails_and_its_repro_reproduces_it(tmp_path: Path, optests_cli: OptestsCli) -> None:
+    done = optests_cli(
+        ["check", "sin", "--backends", "tests.user_backends:sin_as_cos", "--transforms", "none", "--modes", "static"], ROOT
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "[forward] out=max abs diff" in done.stdout
     script = ROOT / "optests-repro" / "sin-static-float32-sample0_tests_user_backends_sin_as_cos.py"
@@ -183,16 +184,16 @@ def test_a_miscompiling_user_backend_fails_and_its_repro_reproduces_it(tmp_path:
     assert again.returncode == 1 and "REPRODUCED" in again.stdout, again.stdout + again.stderr
 
 
-def test_a_faithful_user_backend_passes() -> None:
-    done = _optests("check", "sin", "--backends", "tests.user_backends:faithful", "--transforms", "none")
+def test_a_faithful_user_backend_passes(optests_cli: OptestsCli) -> None:
+    done = optests_cli(["check", "sin", "--backends", "tests.user_backends:faithful", "--transforms", "none"], ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_a_faithful_user_backend_passes_under_every_transform_and_call_pattern() -> None:
+def test_a_faithful_user_backend_passes_under_every_transform_and_call_pattern(optests_cli: OptestsCli) -> None:
     """The defaults of ``optests check``: every transform and call pattern. Dynamo's documented
     graph breaks for an ``out=`` tensor to resize or a non-dense one (the same for every op) make
     those samples not applicable, not findings."""
-    done = _optests("check", "sin", "--backends", "tests.user_backends:faithful", "--modes", "static")
+    done = optests_cli(["check", "sin", "--backends", "tests.user_backends:faithful", "--modes", "static"], ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "N/A   static         float32  sample 0 out-1" in done.stdout
     assert "N/A   static         float32  sample 0 out-2" in done.stdout
@@ -223,7 +224,7 @@ BAD = {
 }
 
 
-def test_a_bad_backend_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_backend_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch, optests_cli: OptestsCli) -> None:
     from optests._author import backends_of
 
     monkeypatch.syspath_prepend(str(ROOT))  # tests.user_backends, as optests check finds it from the root
@@ -232,7 +233,7 @@ def test_a_bad_backend_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch) -
             backends_of(spec)
         assert str(raised.value).startswith(f"backends: {message}")
     for spec in ("tests.user_backends:not_callable", "dynamo:nosuch"):  # the command says the same, in one line
-        done = _optests("check", "sin", "--backends", spec, "--transforms", "none")
+        done = optests_cli(["check", "sin", "--backends", spec, "--transforms", "none"], ROOT)
         assert done.returncode == 2, done.stdout + done.stderr
         assert done.stderr.startswith(f"optests check: error: backends: {BAD[spec]}")
         assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
@@ -242,7 +243,7 @@ def test_a_bad_backend_is_a_usage_error_in_the_sweep(pytester: pytest.Pytester, 
     install_sweep(pytester.path)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # tests.user_backends is importable from the root
     for spec in ("tests.user_backends:not_callable", "nosuch.mod:x", " , "):
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--optests-backends={spec}", str(pytester.path))
+        result = run_inline(pytester, "-p", "no:cacheprovider", f"--optests-backends={spec}", str(pytester.path))
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([f"ERROR: --optests-backends: {BAD[spec]}"])
 
@@ -256,7 +257,7 @@ NOFUNC = (
 )
 
 
-def test_nofunc_modes_are_refused_under_torch_compile_backends() -> None:
+def test_nofunc_modes_are_refused_under_torch_compile_backends(optests_cli: OptestsCli) -> None:
     with pytest.raises(AuthorError) as raised:
         optests.check_op("sin", modes=["static", "static-nofunc"], backends=["aot_eager", "inductor"])
     assert str(raised.value) == f"modes: {NOFUNC}"
@@ -264,7 +265,7 @@ def test_nofunc_modes_are_refused_under_torch_compile_backends() -> None:
         values = {"modes": "static-nofunc", "backends": "inductor"}
         _settings.parse(lambda name: values.get(name), lambda name: "")
     assert str(refused.value) == f"--optests-modes, --optests-backends: {NOFUNC}"
-    done = _optests("check", "sin", "--backends", "inductor", "--modes", "static-nofunc")
+    done = optests_cli(["check", "sin", "--backends", "inductor", "--modes", "static-nofunc"], ROOT)
     assert (done.returncode, done.stderr.strip()) == (2, f"optests check: error: modes: {NOFUNC}")
     # a backend that can: the -nofunc modes run
     checks = optests.check_op("sin", modes=["static-nofunc"], backends=["aot_eager_decomp_partition"], transforms="none")
@@ -391,6 +392,7 @@ _SIN_XFAIL = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_registry_entries_are_judged_only_in_their_backend_s_runs(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -401,7 +403,7 @@ def test_registry_entries_are_judged_only_in_their_backend_s_runs(
     sweep = ["-p", "no:cacheprovider", "--optests-ops=sin", "--optests-modes=static", "--optests-strict-registry"]
 
     # a miscompiling backend's findings, accepted: aot_eager's entry is left byte for byte
-    accepted = pytester.runpytest_subprocess(*sweep, "--optests-backends=user_backends:sin_as_cos", "--optests-accept")
+    accepted = run_inline(pytester, *sweep, "--optests-backends=user_backends:sin_as_cos", "--optests-accept")
     assert accepted.ret == pytest.ExitCode.OK, accepted.stdout.str()
     entries = json.loads(registry.read_text())["entries"]
     aot = [e for e in entries if "backend" not in e]
@@ -410,18 +412,19 @@ def test_registry_entries_are_judged_only_in_their_backend_s_runs(
     assert (theirs["backend"], theirs["stage"]) == ("user_backends:sin_as_cos", "forward")
 
     # aot_eager's run: its own entry judged (sin passes: an unexpected pass), the other backend's not
-    aot_run = pytester.runpytest_subprocess(*sweep, "--optests-results=a.json")
+    aot_run = run_inline(pytester, *sweep, "--optests-results=a.json")
     records = json.loads((pytester.path / "a.json").read_text())["samples"]
     assert {r["id"]: r["verdict"] for r in records} == {"static-float32-cpu-sin-sample0": "unexpected_pass"}
     assert "stale" not in aot_run.stdout.str().lower()
 
     # the faithful backend's run: neither entry judged against it (sin passes, as expected)
-    faithful = pytester.runpytest_subprocess(*sweep, "--optests-backends=user_backends:faithful", "--optests-results=f.json")
+    faithful = run_inline(pytester, *sweep, "--optests-backends=user_backends:faithful", "--optests-results=f.json")
     assert faithful.ret == pytest.ExitCode.OK, faithful.stdout.str()
     records = json.loads((pytester.path / "f.json").read_text())["samples"]
     assert {r["id"]: r["verdict"] for r in records} == {"static-float32-cpu-sin-sample0@user_backends:faithful": "passed"}
 
 
+@pytest.mark.slow
 def test_a_warm_inductor_cache_gives_the_same_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Inductor's FX graph cache, in a fresh directory shared by two calls: the first check fills
     it, the second (in its own forked child) finds it warm; its record is the first's."""
@@ -472,7 +475,7 @@ def test_a_module_s_samples_differ_by_signature_in_their_constructor_s_arguments
     assert Selection.parse("signature").indices(samples, [torch.sin] * 3) == [0]
 
 
-def test_check_op_checks_the_selected_samples_under_their_own_numbers() -> None:
+def test_check_op_checks_the_selected_samples_under_their_own_numbers(optests_cli: OptestsCli) -> None:
     samples: list[tuple[tuple[torch.Tensor, ...], dict[str, Any]]] = [
         ((torch.zeros(3),), {}),
         ((torch.ones(3),), {}),
@@ -482,10 +485,10 @@ def test_check_op_checks_the_selected_samples_under_their_own_numbers() -> None:
     assert [c.key.sample for c in picked] == [0, 2]
     with pytest.raises(AuthorError, match=r"^select='first:0', but expected one of all, first:N, signature"):
         optests.check_op(torch.sin, samples=samples, select="first:0")
-    done = _optests("check", "mul", "--select", "first:2", "--modes", "static", "--transforms", "none")
+    done = optests_cli(["check", "mul", "--select", "first:2", "--modes", "static", "--transforms", "none"], ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "mul: 2 samples" in done.stdout
-    bad = _optests("check", "mul", "--select", "most")
+    bad = optests_cli(["check", "mul", "--select", "most"], ROOT)
     assert (bad.returncode, bad.stderr.strip()) == (
         2,
         "optests check: error: select='most', but expected one of all, first:N, signature (N a whole number >= 1)",
@@ -503,13 +506,13 @@ def test_the_sweep_checks_the_selected_samples_and_finds_no_stale_entry(
     registry = pytester.path / "expected_failures.json"
     registry.write_text(json.dumps({"schema_version": 4, "entries": [entry]}, indent=2, sort_keys=True) + "\n")
     sweep = ["-p", "no:cacheprovider", "--optests-ops=mul", "--optests-modes=static", "--optests-strict-registry"]
-    result = pytester.runpytest_subprocess(*sweep, "--optests-select=first:2", "--optests-results=r.json", "--optests-accept")
+    result = run_inline(pytester, *sweep, "--optests-select=first:2", "--optests-results=r.json", "--optests-accept")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     ids = [r["id"] for r in json.loads((pytester.path / "r.json").read_text())["samples"]]
     assert ids == ["static-float32-cpu-mul-sample0", "static-float32-cpu-mul-sample1"]
     # the unchecked sample's entry is neither stale nor rewritten
     assert json.loads(registry.read_text())["entries"] == [entry]
-    bad = pytester.runpytest_subprocess(*sweep, "--optests-select=first:none")
+    bad = run_inline(pytester, *sweep, "--optests-select=first:none")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["ERROR: --optests-select='first:none', but expected one of all, first:N, signature*"])
 

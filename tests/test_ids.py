@@ -12,6 +12,7 @@ import expecttest
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sweepdir import run_inline
 from test_key import _keys
 
 from optests import SampleKey
@@ -90,12 +91,13 @@ def _ids(results: Path) -> list[str]:
     return sorted(r["id"] for r in json.loads(results.read_text())["samples"])
 
 
+@pytest.mark.slow
 def test_a_run_checks_the_listed_failures_alone(nightly_sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """Last night's failures, listed in each form the file takes, are all the next run checks; an
     id that names no sample is counted, one deselected is not; an entry of a sample it does not
     check is not stale; where a listed op's samples can no longer be made, that is its record."""
     night = nightly_sweep.path / "night.json"
-    nightly_sweep.runpytest_subprocess(*DB, f"--optests-results={night}")
+    run_inline(nightly_sweep, *DB, f"--optests-results={night}")
     failed = sorted(r["id"] for r in json.loads(night.read_text())["samples"] if r["outcome"] == "failed")
     assert len(failed) == 16  # beta's and gamma's 4 samples, in 2 modes
     lines = ["# last night's failures", "", *failed[:8], *(f"test_aot_autograd.py::test_aot_autograd[{i}]" for i in failed[8:])]
@@ -108,42 +110,38 @@ def test_a_run_checks_the_listed_failures_alone(nightly_sweep: pytest.Pytester, 
     }  # fmt: skip
     (nightly_sweep.path / "expected_failures.json").write_text(json.dumps({"schema_version": 4, "entries": [entry]}))
     strict = [*DB, "--optests-strict-registry"]
-    again = nightly_sweep.runpytest_subprocess(*strict, "-n", "2", "--optests-ids=failed.txt.gz", "--optests-results=again.json")
+    again = run_inline(nightly_sweep, *strict, "-n", "2", "--optests-ids=failed.txt.gz", "--optests-results=again.json")
     assert again.ret == pytest.ExitCode.TESTS_FAILED  # the 16 are not registered
     assert _ids(nightly_sweep.path / "again.json") == failed
     missing = "--optests-ids: 1 of the 17 ids in failed.txt.gz were not collected (this run's options select no such sample, or there is none), e.g. static-float32-cpu-alpha-sample9"
     again.stdout.fnmatch_lines([missing, "*16 failed*"])
     assert "stale registry entry" not in again.stdout.str()
     # the same entry, in a run of every sample of alpha, is stale
-    whole = nightly_sweep.runpytest_subprocess(*strict, "--optests-ops=alpha")
+    whole = run_inline(nightly_sweep, *strict, "--optests-ops=alpha")
     whole.stdout.fnmatch_lines(["stale registry entry (matches no collected sample): alpha static float32 cpu forward*"])
     # deselected samples were collected: not counted
-    some = nightly_sweep.runpytest_subprocess(*strict, "-n", "2", "--optests-ids=failed.txt.gz", "-k", "not gamma")
+    some = run_inline(nightly_sweep, *strict, "-n", "2", "--optests-ids=failed.txt.gz", "-k", "not gamma")
     some.stdout.fnmatch_lines([missing, "*8 failed*"])
     # a list whose samples the options do not select collects nothing, and says so
-    none = nightly_sweep.runpytest_subprocess(
-        *strict, "--optests-ids=failed.txt.gz", "--optests-modes=dynamic", "--optests-ops=alpha"
-    )
+    none = run_inline(nightly_sweep, *strict, "--optests-ids=failed.txt.gz", "--optests-modes=dynamic", "--optests-ops=alpha")
     assert none.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     none.stdout.fnmatch_lines(["--optests-ids: 17 of the 17 ids in failed.txt.gz were not collected*"])
     # beta's samples can no longer be made: its listed samples give way to that record, per mode
     monkeypatch.setenv("NIGHTLY_BROKEN", "beta=samples")
-    broken = nightly_sweep.runpytest_subprocess(
-        *strict, "--optests-ids=failed.txt.gz", "--optests-ops=beta", "--optests-results=b.json"
-    )
+    broken = run_inline(nightly_sweep, *strict, "--optests-ids=failed.txt.gz", "--optests-ops=beta", "--optests-results=b.json")
     assert _ids(nightly_sweep.path / "b.json") == ["dynamic-float32-cpu-beta-samples", "static-float32-cpu-beta-samples"]
     broken.stdout.fnmatch_lines(["--optests-ids: 17 of the 17 ids in failed.txt.gz were not collected*"])
 
 
 def test_a_bad_list_stops_the_run_with_one_line(nightly_sweep: pytest.Pytester) -> None:
     (nightly_sweep.path / "bad.txt").write_text("static-float32-cpu-beta-sample0\nbeta sample 1\n")
-    bad = nightly_sweep.runpytest_subprocess(*DB, "--optests-ids=bad.txt")
+    bad = run_inline(nightly_sweep, *DB, "--optests-ids=bad.txt")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert bad.stderr.str().strip().splitlines() == [
         "ERROR: --optests-ids: bad.txt, line 2: 'beta sample 1' is not a sample id (such as static-float32-cpu-sin-sample3)"
     ]
     (nightly_sweep.path / "other.txt").write_text("static-float32-cpu-sin-sample0\n")
-    other = nightly_sweep.runpytest_subprocess(*DB, "--optests-ids=other.txt")
+    other = run_inline(nightly_sweep, *DB, "--optests-ids=other.txt")
     assert other.ret == pytest.ExitCode.USAGE_ERROR
     assert other.stderr.str().strip().splitlines() == [
         "ERROR: --optests-ids: other.txt names no op that --optests-ops and --optests-dbs select (it names 1, e.g. sin)"
@@ -157,7 +155,7 @@ def test_the_ini_key_names_a_file_from_the_rootdir(nightly_sweep: pytest.Pyteste
     (nightly_sweep.path / "lists" / "ids.txt").write_text("static-float32-cpu-alpha-sample2\n")
     (nightly_sweep.path / "sub").mkdir()
     monkeypatch.chdir(nightly_sweep.path / "sub")
-    result = nightly_sweep.runpytest_subprocess(*DB, str(nightly_sweep.path), "--optests-results=r.json")
+    result = run_inline(nightly_sweep, *DB, str(nightly_sweep.path), "--optests-results=r.json")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert _ids(nightly_sweep.path / "sub" / "r.json") == ["static-float32-cpu-alpha-sample2"]
 
@@ -167,7 +165,7 @@ def test_the_summary_shows_an_ids_files_control_characters_as_escapes(nightly_sw
     that echoes an id not collected shows them as escapes."""
     hostile = "static-float32-cpu-al\x1b]0;owned\x07pha\u202e-sample0"
     (nightly_sweep.path / "ids.txt").write_text(f"static-float32-cpu-alpha-sample0\n{hostile}\n")
-    run = nightly_sweep.runpytest_subprocess(*DB, "--optests-ids=ids.txt", "--optests-ops=alpha")
+    run = run_inline(nightly_sweep, *DB, "--optests-ids=ids.txt", "--optests-ops=alpha")
     out = run.stdout.str()
     assert run.ret == pytest.ExitCode.OK, out
     assert "e.g. static-float32-cpu-al\\x1b]0;owned\\x07pha\\u202e-sample0" in out

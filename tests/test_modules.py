@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import torch
-from sweepdir import install_sweep
+from sweepdir import OptestsCli, run_inline
 from torch.testing._internal.common_device_type import tol, toleranceOverride
 from torch.testing._internal.common_modules import ModuleInfo
 from torch.testing._internal.opinfo.core import DecorateInfo
@@ -206,12 +206,8 @@ def test_a_planted_module_bug_is_flagged_at_its_stage_and_a_correct_module_passe
 # -- optests check -------------------------------------------------------------------------------
 
 
-def _optests(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "optests"), *args], cwd=cwd, capture_output=True, text=True, check=False)
-
-
-def test_optests_check_names_a_module_of_module_db(tmp_path: Path) -> None:
-    done = _optests(["check", "nn.Linear", "--modes", "static", "--transforms", "none", "--json", "out.json"], tmp_path)
+def test_optests_check_names_a_module_of_module_db(tmp_path: Path, optests_cli: OptestsCli) -> None:
+    done = optests_cli(["check", "nn.Linear", "--modes", "static", "--transforms", "none", "--json", "out.json"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "nn.Linear.train: 3 samples x 1 modes" in done.stdout
     assert "3 checks: 3 passed, 0 failed" in done.stdout
@@ -241,14 +237,16 @@ def test_optests_check_names_a_module_of_module_db(tmp_path: Path) -> None:
     ],
     ids=["typo", "no-eval-op", "hostile", "no-module", "not-a-module-info"],
 )
-def test_an_unknown_module_name_is_one_line_naming_close_matches(tmp_path: Path, name: str, error: str) -> None:
-    done = _optests(["check", name], tmp_path)
+def test_an_unknown_module_name_is_one_line_naming_close_matches(
+    tmp_path: Path, optests_cli: OptestsCli, name: str, error: str
+) -> None:
+    done = optests_cli(["check", name], tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip() == error and "Traceback" not in done.stderr
 
 
-def test_optests_check_takes_a_module_info_of_yours_and_its_repro_reproduces(tmp_path: Path) -> None:
-    done = _optests(
+def test_optests_check_takes_a_module_info_of_yours_and_its_repro_reproduces(tmp_path: Path, optests_cli: OptestsCli) -> None:
+    done = optests_cli(
         ["check", "module_ops:RUNNING_MEAN", "--modes", "static", "--transforms", "none", "--repro-dir", str(tmp_path)], FIXTURES
     )
     assert done.returncode == 1, done.stdout + done.stderr
@@ -329,13 +327,13 @@ def test_op_test_and_optests_check_take_a_module_instance(
 
 
 def test_op_test_takes_a_module(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
+    monkeypatch.syspath_prepend(str(FIXTURES))
     pytester.makepyfile(
         test_mine="import module_ops, optests\n"
         "test_tracked = optests.op_test(module_ops.TRACKED_MEAN, modes=['static'], transforms='none')\n"
         "test_running = optests.op_test(module_ops.RUNNING_MEAN, modes=['static'], transforms='none')\n"
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result = run_inline(pytester, "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=6, failed=2)
     result.stdout.fnmatch_lines(["FAILED *test_running*static-float32-cpu-RunningMean.train-sample0*"])
 
@@ -389,18 +387,12 @@ def test_a_module_db_finding_s_few_line_repro_rebuilds_the_sample_by_name(refs: 
 # -- the sweep -----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    install_sweep(pytester.path)
-    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
-    return pytester
-
-
+@pytest.mark.slow
 def test_the_sweep_checks_modules_of_module_db(sweep: pytest.Pytester) -> None:
     args = ["--optests-dbs=module_db", "--optests-ops=nn.Linear,nn.ReLU", "--optests-modes=static", "-p", "no:cacheprovider"]
-    result = sweep.runpytest_subprocess("-n", "2", *args, "--optests-results=r.json", "--optests-registry=")
+    result = run_inline(sweep, "-n", "2", *args, "--optests-results=r.json", "--optests-registry=")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    collected = sweep.runpytest_subprocess("--collect-only", "-q", *args).outlines
+    collected = run_inline(sweep, "--collect-only", "-q", *args).outlines
     ids = [line.split("[", 1)[1].rstrip("]") for line in collected if "::test_aot_autograd[" in line]
     assert ids[:2] == ["static-float32-cpu-nn.Linear.train-sample0", "static-float32-cpu-nn.Linear.train-sample1"]
     assert all(i.startswith(("static-float32-cpu-nn.Linear.train-", "static-float32-cpu-nn.ReLU.train-")) for i in ids)
@@ -412,9 +404,10 @@ def test_the_sweep_checks_modules_of_module_db(sweep: pytest.Pytester) -> None:
     }
 
 
+@pytest.mark.slow
 def test_the_sweep_flags_planted_module_bugs_and_accepts_them(sweep: pytest.Pytester) -> None:
     args = ["--optests-dbs=module_ops:modules", "--optests-modes=static", "-p", "no:cacheprovider"]
-    result = sweep.runpytest_subprocess(*args, "--optests-transforms=grad-subset")
+    result = run_inline(sweep, *args, "--optests-transforms=grad-subset")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     failed = sorted(line.split("[", 1)[1].split("]")[0] for line in result.outlines if line.startswith("FAILED"))
     # the buffer's update is a mutation on every sample of the train op, and of each grad-subset
@@ -430,9 +423,9 @@ def test_the_sweep_flags_planted_module_bugs_and_accepts_them(sweep: pytest.Pyte
     assert failed == sorted(f"static-float32-cpu-{s}" for s in mutations + backward)
     result.stdout.fnmatch_lines(["*static: 48 samples: passed 26, mutation 16, backward 6*"])
     result.stdout.fnmatch_lines(["*--optests-ops='RunningMean.train'*--optests-dbs='module_ops:modules' --optests-accept"])
-    accepted = sweep.runpytest_subprocess(*args, "--optests-transforms=grad-subset", "--optests-accept")
+    accepted = run_inline(sweep, *args, "--optests-transforms=grad-subset", "--optests-accept")
     assert accepted.ret == pytest.ExitCode.OK, accepted.stdout.str()
-    again = sweep.runpytest_subprocess(*args, "--optests-transforms=grad-subset")
+    again = run_inline(sweep, *args, "--optests-transforms=grad-subset")
     assert again.ret == pytest.ExitCode.OK, again.stdout.str()
     registry = (sweep.path / "expected_failures.json").read_text()
     assert '"op": "RunningMean"' in registry and '"variant": "train"' in registry and '"stage": "mutation"' in registry

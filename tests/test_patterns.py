@@ -17,7 +17,7 @@ from typing import Any
 import pattern_corpus as corpus
 import pytest
 import torch
-from sweepdir import install_sweep
+from sweepdir import install_sweep, run_inline
 
 import optests
 from optests import _backends, _key
@@ -247,6 +247,7 @@ def test_autocast_scripts_judge_as_the_check_does_without_optests(tmp_path: Path
     assert "note: grad: rounding: compiled is" in ran[1].stdout and "eager rounds at bfloat16's precision" in ran[1].stdout
 
 
+@pytest.mark.slow
 def test_the_sweep_flags_each_bug_by_its_pattern_and_no_correct_op(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -261,7 +262,7 @@ def test_the_sweep_flags_each_bug_by_its_pattern_and_no_correct_op(
         "--optests-transforms=all",
         "--optests-modes=static",
     ]
-    result = pytester.runpytest_subprocess(*args, "--optests-results=r.json", "--optests-accept")
+    result = run_inline(pytester, *args, "--optests-results=r.json", "--optests-accept")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     records = json.loads((pytester.path / "r.json").read_text())["samples"]
     found = {
@@ -274,7 +275,7 @@ def test_the_sweep_flags_each_bug_by_its_pattern_and_no_correct_op(
         assert {f[2] for f in found if f[0] == f"bug_{name}"} <= {bug.pattern, *bug.also}, name
     assert not {f for f in found if f[0].startswith("correct_")}
     assert {transform_name(str(r["transform"])) for r in records if r["transform"]} == set(TRANSFORMS)
-    again = pytester.runpytest_subprocess(*args, "--optests-strict-registry")
+    again = run_inline(pytester, *args, "--optests-strict-registry")
     assert again.ret == pytest.ExitCode.OK, again.stdout.str()
 
 

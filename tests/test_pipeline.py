@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sweepdir import install_sweep
+from sweepdir import install_sweep, run_cli, run_inline
 
 # optests._author (and with it the check and torch._dynamo) is imported here, before pytester
 # snapshots sys.modules: the snapshot would drop what check_op imports inside a pytester test, and
@@ -33,18 +33,22 @@ def _by_id(records: list[dict[str, Any]]) -> dict[str, tuple[object, ...]]:
     return {str(r["id"]): tuple(r.get(f, "") for f in FIELDS) for r in records}
 
 
-def test_one_sample_gives_one_record_in_every_entry_point(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.slow
+def test_one_sample_gives_one_record_in_every_entry_point(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     install_sweep(pytester.path)
     monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    swept = pytester.runpytest_subprocess(
+    swept = run_inline(
+        pytester,
         "-p", "no:cacheprovider", "-n", "2", f"--optests-ops={','.join(OPS)}", "--optests-transforms=all",
         "--optests-results=sweep.json", "--optests-registry=none.json",
     )  # fmt: skip
     assert swept.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), swept.stdout.str()  # findings are red
     sweep = _by_id(json.loads((pytester.path / "sweep.json").read_text())["samples"])
 
-    command = [str(BIN / "optests"), "check", *OPS, "--json", "check.json"]
-    done = subprocess.run(command, cwd=pytester.path, capture_output=True, text=True, check=False)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # optests check puts the working directory on it
+    done = run_cli(capsys, "check", *OPS, "--json", "check.json")
     assert done.returncode in (0, 1), done.stdout + done.stderr
     cli = _by_id(json.loads((pytester.path / "check.json").read_text())["samples"])
 
@@ -83,6 +87,7 @@ def samples():
 """
 
 
+@pytest.mark.slow
 def test_a_second_backend_gets_its_own_ids_and_registry_scope(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """A trivial backend defined here runs through the sweep and ``optests check``; the aot_eager
     entries for a buggy op's samples are not judged against its samples (which pass)."""

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from sweepdir import install_sweep
+from sweepdir import run_cli, run_inline
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
@@ -16,16 +15,9 @@ DB = ["--optests-dbs=buggy_ops:ops", "-p", "no:cacheprovider"]
 
 
 @pytest.fixture
-def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    install_sweep(pytester.path)
-    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
-    return pytester
-
-
-@pytest.fixture
 def accepted(sweep: pytest.Pytester) -> Path:
     """A registry accepted from a serial run over the buggy ops."""
-    result = sweep.runpytest_subprocess(*DB, "--optests-accept")
+    result = run_inline(sweep, *DB, "--optests-accept")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     return sweep.path / "expected_failures.json"
 
@@ -38,7 +30,7 @@ def test_accept_records_every_failure_and_the_run_is_then_green(sweep: pytest.Py
         ("buggy_long", "static", "forward", "2-3"),
         ("buggy_long", "dynamic", "forward", "2-3"),
     }
-    result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry")
+    result = run_inline(sweep, *DB, "--optests-strict-registry")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*registry: passed 12, xfailed 12*", "*12 passed, 12 xfailed*"])
 
@@ -48,7 +40,7 @@ def test_deleting_an_entry_is_red_with_sample_stage_and_accept_command(sweep: py
     data = json.loads(full)
     data["entries"] = [e for e in data["entries"] if not (e["op"] == "buggy_long" and e["mode"] == "dynamic")]
     accepted.write_text(json.dumps(data))
-    result = sweep.runpytest_subprocess(*DB)
+    result = run_inline(sweep, *DB)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=12, xfailed=10, failed=2)
     result.stdout.fnmatch_lines(
@@ -59,7 +51,7 @@ def test_deleting_an_entry_is_red_with_sample_stage_and_accept_command(sweep: py
         ]
     )
     accepted.write_text(full)
-    assert sweep.runpytest_subprocess(*DB).ret == pytest.ExitCode.OK
+    assert run_inline(sweep, *DB).ret == pytest.ExitCode.OK
 
 
 def test_an_entry_that_now_passes_or_fails_elsewhere_is_red(sweep: pytest.Pytester, accepted: Path) -> None:
@@ -70,7 +62,7 @@ def test_an_entry_that_now_passes_or_fails_elsewhere_is_red(sweep: pytest.Pytest
         if e["op"] == "buggy_fake" and e["mode"] == "static":
             e["stage"] = "trace"  # it fails at metadata
     accepted.write_text(json.dumps(data))
-    result = sweep.runpytest_subprocess(*DB)
+    result = run_inline(sweep, *DB)
     result.assert_outcomes(passed=11, xfailed=8, failed=5)
     result.stdout.fnmatch_lines(
         [
@@ -97,7 +89,7 @@ def test_a_bogus_entry_is_reported_stale(sweep: pytest.Pytester, accepted: Path,
         }
     )
     accepted.write_text(json.dumps(data))
-    result = sweep.runpytest_subprocess(*DB, *(["--optests-strict-registry"] if strict else []))
+    result = run_inline(sweep, *DB, *(["--optests-strict-registry"] if strict else []))
     result.stdout.fnmatch_lines(
         ["stale registry entry (matches no collected sample): no_such_op static float32 cpu trace samples=[[]0[]]"]
     )
@@ -116,42 +108,41 @@ def test_entries_of_a_database_the_run_left_out_are_neither_stale_nor_dropped(sw
     ]
     data["entries"] += others
     accepted.write_text(json.dumps(data))
-    result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry")
+    result = run_inline(sweep, *DB, "--optests-strict-registry")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "stale registry entry" not in result.stdout.str()
     # a variant that no database has is stale, though its op's name is op_db's
     data["entries"].append(dict(data["entries"][0], op="sin", variant="no_such_variant", samples=[0]))
     accepted.write_text(json.dumps(data))
-    result = sweep.runpytest_subprocess(*DB)
+    result = run_inline(sweep, *DB)
     result.stdout.fnmatch_lines(["stale registry entry (matches no collected sample): sin.no_such_variant *"])
     data["entries"].pop()
     accepted.write_text(json.dumps(data))
-    assert sweep.runpytest_subprocess(*DB, "--optests-accept").ret == pytest.ExitCode.OK
+    assert run_inline(sweep, *DB, "--optests-accept").ret == pytest.ExitCode.OK
     kept = [(e["op"], e["variant"]) for e in json.loads(accepted.read_text())["entries"]]
     assert ("sin", "") in kept and ("nn.Linear", "train") in kept
 
 
 def test_a_malformed_registry_stops_the_run_before_any_test(sweep: pytest.Pytester) -> None:
     (sweep.path / "expected_failures.json").write_text('{"schema_version": 1, "entries": [{"op": "sin"}]}')
-    result = sweep.runpytest_subprocess(*DB)
+    result = run_inline(sweep, *DB)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: */expected_failures.json: entries[[]0[]] (sin [?]): missing field 'variant'"])
     assert "Traceback" not in result.stderr.str() and "passed" not in result.stdout.str()
 
 
-def _optests(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "optests.cli", *args], cwd=cwd, capture_output=True, text=True, check=False)
-
-
-def test_accept_after_xdist_and_after_two_shards_give_the_same_bytes(sweep: pytest.Pytester, accepted: Path) -> None:
+@pytest.mark.slow
+def test_accept_after_xdist_and_after_two_shards_give_the_same_bytes(
+    sweep: pytest.Pytester, accepted: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     serial = accepted.read_bytes()
     accepted.unlink()
-    assert sweep.runpytest_subprocess(*DB, "-n", "2", "--optests-accept").ret == pytest.ExitCode.OK
+    assert run_inline(sweep, *DB, "-n", "2", "--optests-accept").ret == pytest.ExitCode.OK
     assert accepted.read_bytes() == serial
     accepted.unlink()
     for i, k in enumerate(["buggy_fake", "not buggy_fake"]):
-        sweep.runpytest_subprocess(*DB, "-k", k, f"--optests-results=shard{i}.json")
-    done = _optests("accept", "shard0.json", "shard1.json", cwd=sweep.path)
+        run_inline(sweep, *DB, "-k", k, f"--optests-results=shard{i}.json")
+    done = run_cli(capsys, "accept", "shard0.json", "shard1.json")  # pytester's directory is the working one
     assert done.returncode == 0, done.stderr
     assert accepted.read_bytes() == serial
 
@@ -164,10 +155,13 @@ def test_accept_after_xdist_and_after_two_shards_give_the_same_bytes(sweep: pyte
         (["other.json"], 'optests accept: error: other.json: not an optests results file (no "kind": "optests-results")'),
     ],
 )
-def test_accept_command_errors_are_one_line(tmp_path: Path, files: list[str], error: str) -> None:
+def test_accept_command_errors_are_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], files: list[str], error: str
+) -> None:
     (tmp_path / "bad.json").write_text("{,}")
     (tmp_path / "other.json").write_text("{}")
-    done = _optests("accept", *files, cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    done = run_cli(capsys, "accept", *files)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and (lines[0] == error or lines[0].startswith(error.rstrip("*"))), done.stderr
@@ -190,7 +184,7 @@ def test_outputs_are_checked_before_any_test_runs(sweep: pytest.Pytester, args: 
     (sweep.path / "a-dir").mkdir()
     (sweep.path / "ro.json").write_text('{"entries": [], "schema_version": 1}\n')
     (sweep.path / "ro.json").chmod(0o444)
-    result = sweep.runpytest_subprocess("--optests-dbs=buggy_ops:ops", "--optests-modes=static", *args)
+    result = run_inline(sweep, "--optests-dbs=buggy_ops:ops", "--optests-modes=static", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([error])
     assert "passed" not in result.stdout.str() and "INTERNALERROR" not in result.stderr.str()
@@ -211,7 +205,7 @@ def test_a_narrowed_run_reports_no_entry_of_what_it_left_out_as_stale(
 ) -> None:
     """Deselected samples are known through pytest_deselected (on xdist, sent by the workers),
     so their entries are not stale: --optests-strict-registry holds in a narrowed run."""
-    result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry", *_NARROWINGS[narrowing], *xdist)
+    result = run_inline(sweep, *DB, "--optests-strict-registry", *_NARROWINGS[narrowing], *xdist)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "stale registry entry" not in result.stdout.str()
 
@@ -224,7 +218,7 @@ def test_a_narrowed_run_still_reports_an_entry_nothing_could_match(
     bogus = dict(data["entries"][0], op="buggy_gone", samples=[0])
     data["entries"].append(bogus)
     accepted.write_text(json.dumps(data))
-    result = sweep.runpytest_subprocess(*DB, "--optests-strict-registry", "-k", "buggy", *xdist)
+    result = run_inline(sweep, *DB, "--optests-strict-registry", "-k", "buggy", *xdist)
     result.stdout.fnmatch_lines(["stale registry entry (matches no collected sample): buggy_gone *"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
@@ -238,9 +232,9 @@ def test_last_failed_and_stepwise_runs_report_no_stale_entries(sweep: pytest.Pyt
     data["entries"] = [e for e in data["entries"] if not (e["op"] == "buggy_long" and e["mode"] == "static")]
     accepted.write_text(json.dumps(data))
     args = ["--optests-dbs=buggy_ops:ops", "--optests-strict-registry"]
-    assert sweep.runpytest_subprocess(*args, flag).ret != pytest.ExitCode.OK  # buggy_long static fails (--sw stops there)
+    assert run_inline(sweep, *args, flag).ret != pytest.ExitCode.OK  # buggy_long static fails (--sw stops there)
     accepted.write_text(registry)
-    result = sweep.runpytest_subprocess(*args, flag)
+    result = run_inline(sweep, *args, flag)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert "stale registry entry" not in result.stdout.str()
     assert "deselected" in result.stdout.str() if flag == "--sw" else "rerun previous 2 failures" in result.stdout.str()
@@ -260,7 +254,7 @@ def test_entries_that_can_never_match_are_stale_whatever_the_run_selects(sweep: 
     entries.append({**entry, "transform": "tangents-2"})  # one that a run with tangents makes: not stale here
     (sweep.path / "expected_failures.json").write_text(json.dumps({"schema_version": 4, "entries": entries}))
     args = [*DB, "--optests-ops=good", "--optests-modes=static"]
-    result = sweep.runpytest_subprocess(*args, "--optests-strict-registry")
+    result = run_inline(sweep, *args, "--optests-strict-registry")
     stale = [line for line in result.stdout.lines if line.startswith("stale registry entry")]
     assert stale == [
         "stale registry entry (matches no collected sample): good static float32 cpu @inductr forward samples=[0]",
@@ -268,7 +262,7 @@ def test_entries_that_can_never_match_are_stale_whatever_the_run_selects(sweep: 
         "stale registry entry (matches no collected sample): good static float32 cpu tangents-3 forward samples=[0]",
     ], result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert sweep.runpytest_subprocess(*args).ret == pytest.ExitCode.OK  # reported, not failed, unless strict
+    assert run_inline(sweep, *args).ret == pytest.ExitCode.OK  # reported, not failed, unless strict
 
 
 def test_the_suggested_accept_command_quotes_what_a_shell_would_read(sweep: pytest.Pytester) -> None:
@@ -285,7 +279,7 @@ def test_the_suggested_accept_command_quotes_what_a_shell_would_read(sweep: pyte
         ops[0].name = {name!r}
         """
     )
-    result = sweep.runpytest_subprocess("--optests-dbs=quoted_ops:ops", "-p", "no:cacheprovider", "--optests-modes=static")
+    result = run_inline(sweep, "--optests-dbs=quoted_ops:ops", "-p", "no:cacheprovider", "--optests-modes=static")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     command = next(
         line.strip() for line in result.stdout.lines if line.strip().startswith("pytest ") and "--optests-accept" in line

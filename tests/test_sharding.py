@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from sweepdir import run_inline
 from test_history import ENV, NEW
 
 from optests import cli
@@ -18,7 +19,7 @@ DB = ["--optests-dbs=nightly_ops:ops", "-p", "no:cacheprovider", "--optests-mode
 
 
 def _order(nightly_sweep: pytest.Pytester, *args: str) -> list[str]:
-    result = nightly_sweep.runpytest_subprocess(*DB, "--collect-only", "-q", *args)
+    result = run_inline(nightly_sweep, *DB, "--collect-only", "-q", *args)
     return [m.group(1) for m in re.finditer(r"test_aot_autograd\[(\S+)\]", result.stdout.str())]
 
 
@@ -32,27 +33,23 @@ def test_long_ops_run_first_and_an_ops_samples_stay_together(nightly_sweep: pyte
     ordered = _order(nightly_sweep)
     assert ordered == [i for op in ("gamma", "beta", "alpha") for i in plain if f"-{op}-" in i]
     (nightly_sweep.path / ".test_durations").write_text("{not json")
-    result = nightly_sweep.runpytest_subprocess(*DB, "--collect-only", "-q")
+    result = run_inline(nightly_sweep, *DB, "--collect-only", "-q")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --durations-path: *.test_durations: not a durations file (Expecting property name*"])
 
 
+@pytest.mark.slow
 def test_four_shards_merge_into_the_single_runs_results(
     nightly_sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert (
-        nightly_sweep.runpytest_subprocess(*DB, "--optests-accept").ret == pytest.ExitCode.OK
-    )  # expects beta's and gamma's failures
+    assert run_inline(nightly_sweep, *DB, "--optests-accept").ret == pytest.ExitCode.OK  # expects beta's and gamma's failures
     single = nightly_sweep.path / "single.json"
-    assert (
-        nightly_sweep.runpytest_subprocess(*DB, "--optests-strict-registry", f"--optests-results={single}").ret
-        == pytest.ExitCode.OK
-    )
+    assert run_inline(nightly_sweep, *DB, "--optests-strict-registry", f"--optests-results={single}").ret == pytest.ExitCode.OK
     shards = []
     for group in range(1, 5):
         shard = nightly_sweep.path / f"shard{group}.json"
-        result = nightly_sweep.runpytest_subprocess(
-            *DB, "--splits=4", f"--group={group}", "--optests-strict-registry", f"--optests-results={shard}"
+        result = run_inline(
+            nightly_sweep, *DB, "--splits=4", f"--group={group}", "--optests-strict-registry", f"--optests-results={shard}"
         )
         result.stdout.fnmatch_lines([f"*Running group {group}/4*"])
         assert result.ret == pytest.ExitCode.OK  # a shard does not call the other shards' entries stale
@@ -88,6 +85,7 @@ def test_durations_command_updates_the_file_from_results(tmp_path: Path, capsys:
     )
 
 
+@pytest.mark.slow
 def test_a_killed_run_keeps_what_it_checked(nightly_sweep: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     """The controller journals each record as it arrives; a run killed half-way leaves the
     journal, which optests merge (and accept, and history ingest) read as they read results."""
@@ -112,6 +110,7 @@ def pytest_runtest_logreport(report):
 """
     )
     results = nightly_sweep.path / "results.json"
+    # a subprocess: the planted conftest ends the controller's process
     result = nightly_sweep.runpytest_subprocess(*DB, "-n", "2", f"--optests-results={results}")
     assert result.ret == 9 and not results.exists()
     journal = nightly_sweep.path / "results.json.partial"
@@ -126,6 +125,6 @@ def pytest_runtest_logreport(report):
 
 def test_a_finished_run_leaves_no_journal(nightly_sweep: pytest.Pytester) -> None:
     results = nightly_sweep.path / "results.json"
-    nightly_sweep.runpytest_subprocess(*DB, f"--optests-results={results}", "--optests-ops=alpha")
+    run_inline(nightly_sweep, *DB, f"--optests-results={results}", "--optests-ops=alpha")
     assert len(read(results)[1]) == 8
     assert not (nightly_sweep.path / "results.json.partial").exists()

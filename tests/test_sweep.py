@@ -7,20 +7,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sweepdir import install_sweep
+from sweepdir import install_sweep, run_inline
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
-
-
-@pytest.fixture
-def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """A pytester dir holding the sweep's test module, with the test-only ops importable."""
-    install_sweep(pytester.path)
-    monkeypatch.setenv("PYTHONPATH", str(FIXTURES))
-    return pytester
 
 
 def _records(path: Path) -> list[dict[str, object]]:
@@ -33,11 +26,20 @@ def _records(path: Path) -> list[dict[str, object]]:
 @pytest.mark.parametrize(
     ("xdist", "fork"), [([], True), (["-n", "2"], True), ([], False)], ids=["serial", "xdist", "fresh-interpreter"]
 )
-def test_crash_and_hang_are_recorded_and_the_run_goes_on(sweep: pytest.Pytester, xdist: list[str], fork: bool) -> None:
+@pytest.mark.slow
+def test_crash_and_hang_are_recorded_and_the_run_goes_on(
+    sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str], fork: bool
+) -> None:
     if not fork:  # as in a cuda sweep, where the runner's children are fresh interpreters
-        sweep.makeconftest("import optests._runner\noptests._runner.fork_is_safe = lambda: False\n")
-    result = sweep.runpytest_subprocess(
-        *xdist, "--optests-dbs=crashy_ops:ops", "--optests-timeout=3", "--optests-results=results.json", "-p", "no:cacheprovider"
+        monkeypatch.setattr("optests._runner.fork_is_safe", lambda: False)
+    result = run_inline(
+        sweep,
+        *xdist,
+        "--optests-dbs=crashy_ops:ops",
+        "--optests-timeout=3",
+        "--optests-results=results.json",
+        "-p",
+        "no:cacheprovider",
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*static: 6 samples:*", "*dynamic: 6 samples:*"])
@@ -52,14 +54,13 @@ def test_crash_and_hang_are_recorded_and_the_run_goes_on(sweep: pytest.Pytester,
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_the_samples_derived_from_a_hanging_sample_are_not_run(sweep: pytest.Pytester, xdist: list[str]) -> None:
     """A hanging op cost its timeout once per derived sample (issue 48, item 17). Under xdist a
     base sample and its derived samples go to one worker, so the rule holds there too."""
     args = ["--optests-dbs=crashy_ops:ops", "--optests-ops=crashy_hang", "--optests-modes=static", "--optests-timeout=3"]
     start = time.perf_counter()
-    result = sweep.runpytest_subprocess(
-        *xdist, *args, "--optests-transforms=all", "--optests-results=r.json", "-p", "no:cacheprovider"
-    )
+    result = run_inline(sweep, *xdist, *args, "--optests-transforms=all", "--optests-results=r.json", "-p", "no:cacheprovider")
     took = time.perf_counter() - start
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     records = _records(sweep.path / "r.json")
@@ -78,8 +79,8 @@ def test_the_samples_derived_from_a_hanging_sample_are_not_run(sweep: pytest.Pyt
 
     # asked for (the ini key), the derived samples are run and time out as well
     sweep.makeini("[pytest]\noptests_derived_after_death = true\n")
-    again = sweep.runpytest_subprocess(
-        *args, "--optests-transforms=noncontiguous", "--optests-results=again.json", "-p", "no:cacheprovider"
+    again = run_inline(
+        sweep, *args, "--optests-transforms=noncontiguous", "--optests-results=again.json", "-p", "no:cacheprovider"
     )
     assert again.ret == pytest.ExitCode.TESTS_FAILED
     assert {(r["transform"], r["stage"]) for r in _records(sweep.path / "again.json")} == {
@@ -98,12 +99,14 @@ if os.environ.get("OPTESTS_TEST_PLANT_COS"):  # a wrong decomposition, planted a
 """
 
 
+@pytest.mark.slow
 def test_an_inductor_verdict_does_not_depend_on_what_the_compile_cache_holds(
     sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Inductor's caches are shared between runs, and their keys need not see everything that
     changes what is compiled (issue 48, item 18): here a decomposition planted at run time, which
-    a warm AOTAutograd cache hides. A run uses a fresh cache unless told otherwise, and records it."""
+    a warm AOTAutograd cache hides. A run uses a fresh cache unless told otherwise, and records it.
+    (Subprocesses: what a cache holds across processes, and the environment, are the point.)"""
     (sweep.path / "conftest.py").write_text((sweep.path / "conftest.py").read_text() + _PLANT_COS)
     shared = tmp_path / "torch-cache"
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(shared))
@@ -127,12 +130,13 @@ def test_an_inductor_verdict_does_not_depend_on_what_the_compile_cache_holds(
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(shared)
 
 
+@pytest.mark.slow
 def test_xdist_results_hold_every_sample_exactly_once(sweep: pytest.Pytester) -> None:
     args = ["--optests-dbs=op_db", "--optests-ops=sin,abs,nn.functional.relu", "-p", "no:cacheprovider"]
-    collected = sweep.runpytest_subprocess("--collect-only", "-q", *args)
+    collected = run_inline(sweep, "--collect-only", "-q", *args)
     ids = sorted(line.split("[", 1)[1].rstrip("]") for line in collected.outlines if "::test_aot_autograd[" in line)
     assert len(ids) >= 12
-    result = sweep.runpytest_subprocess("-n", "2", "--optests-results=out/results.json", *args)
+    result = run_inline(sweep, "-n", "2", "--optests-results=out/results.json", *args)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     recorded = [str(r["id"]) for r in _records(sweep.path / "out" / "results.json")]
     assert recorded == ids  # each collected sample once, none lost, none doubled; sorted by id
@@ -140,16 +144,17 @@ def test_xdist_results_hold_every_sample_exactly_once(sweep: pytest.Pytester) ->
 
 def test_ids_are_stable_and_k_selects_by_op(sweep: pytest.Pytester) -> None:
     args = ["--collect-only", "-q", "--optests-dbs=crashy_ops:ops", "-p", "no:cacheprovider"]
-    first = sweep.runpytest_subprocess(*args).outlines
-    second = sweep.runpytest_subprocess(*args).outlines
+    first = run_inline(sweep, *args).outlines
+    second = run_inline(sweep, *args).outlines
     assert [ln for ln in first if "[" in ln] == [ln for ln in second if "[" in ln]
     assert "test_aot_autograd.py::test_aot_autograd[static-float32-cpu-crashy_fine-sample1]" in first
-    selected = sweep.runpytest_subprocess(*args, "-k", "crashy_fine")
+    selected = run_inline(sweep, *args, "-k", "crashy_fine")
     assert len([ln for ln in selected.outlines if "::test_aot_autograd[" in ln]) == 4
 
 
 def test_an_unsupported_dtype_is_recorded_as_not_applicable(sweep: pytest.Pytester) -> None:
-    result = sweep.runpytest_subprocess(
+    result = run_inline(
+        sweep,
         "--optests-dbs=crashy_ops:ops",
         "--optests-ops=crashy_fine",
         "--optests-dtypes=float64",
@@ -184,7 +189,7 @@ def test_an_unsupported_dtype_is_recorded_as_not_applicable(sweep: pytest.Pytest
     ],
 )
 def test_bad_option_values_are_one_line_usage_errors(sweep: pytest.Pytester, args: list[str], error: str) -> None:
-    result = sweep.runpytest_subprocess(*args, "-p", "no:cacheprovider")
+    result = run_inline(sweep, *args, "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([error])
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
@@ -223,12 +228,12 @@ dotted = [op("a.b"), op("a", variant="b")]
 def test_ops_that_share_an_id_are_a_one_line_usage_error(pytester: pytest.Pytester, dbs: str, error: str) -> None:
     """Two ops whose test ids would be one, in one database or across two, stop the run before
     collection: one line naming the id and both ops, and pytest's usage exit (4), not a collection
-    traceback. (A subprocess: pytester's in-process runs drop the torch modules a run imports.)"""
+    traceback."""
     pytester.makepyfile(clashing_ops=_CLASHING)
     pytester.makeconftest("")  # the pytester dir first on sys.path (rootdir conftest)
     install_sweep(pytester.path)
-    result = pytester.runpytest_subprocess(
-        f"--optests-dbs={dbs.format(m='clashing_ops')}", "--optests-modes=static", "-p", "no:cacheprovider"
+    result = run_inline(
+        pytester, f"--optests-dbs={dbs.format(m='clashing_ops')}", "--optests-modes=static", "-p", "no:cacheprovider"
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     message = (
@@ -237,7 +242,8 @@ def test_ops_that_share_an_id_are_a_one_line_usage_error(pytester: pytest.Pytest
     assert [line for line in result.errlines if line] == [message]
     assert "Traceback" not in result.stdout.str() and "ERROR collecting" not in result.stdout.str()
     if dbs == "{m}:twice":  # the ops a run selects are what may not clash
-        result = pytester.runpytest_subprocess(
+        result = run_inline(
+            pytester,
             "--optests-dbs=clashing_ops:twice",
             "--optests-ops=fine",
             "--optests-modes=static",
@@ -273,7 +279,6 @@ def test_the_runner_replaces_a_child_that_grew_too_big() -> None:
 def test_the_runner_replaces_a_child_whose_work_raised(fork: bool) -> None:
     """A child whose work raised may be unfit for the next task (a sticky CUDA error fails every
     later CUDA call in it, and each sample after it would be an internal error): a fresh one."""
-    from typing import Any
 
     from optests._runner import IsolatedRunner, WorkFailed
 
@@ -343,7 +348,6 @@ def _pid_and_path(task: str) -> tuple[int, bool]:
 
 def test_a_runner_that_may_not_fork_starts_a_fresh_long_lived_interpreter() -> None:
     import os
-    from typing import Any
 
     from optests._runner import Died, IsolatedRunner
 
@@ -385,6 +389,8 @@ def test_forking_is_refused_once_cuda_is_initialized(monkeypatch: pytest.MonkeyP
 
 
 def test_a_database_that_cannot_be_imported_is_a_one_line_error(sweep: pytest.Pytester) -> None:
+    """(Subprocesses: a fresh interpreter, that imports the planted expecttest rather than the one
+    this process has.)"""
     # torch's test utilities import expecttest; without it, op_db cannot be loaded
     (sweep.path / "expecttest.py").write_text("raise ImportError('no expecttest here')\n")
     sweep.makeconftest("")  # the pytester dir first on sys.path (rootdir conftest)
@@ -454,13 +460,14 @@ def test_the_cuda_runtime_notice_of_a_cuda_build_without_a_gpu_is_not_printed(
     assert [r.getMessage() for r in seen] == ["later"]
 
 
+@pytest.mark.slow
 def test_a_killed_xdist_worker_is_a_crash_and_no_sample_is_lost(sweep: pytest.Pytester) -> None:
     """Fault injection: sample 4 of `kills_worker` SIGKILLs the xdist worker running it."""
     args = ["--optests-dbs=worker_killer_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider"]
-    collected = sweep.runpytest_subprocess("--collect-only", "-q", *args)
+    collected = run_inline(sweep, "--collect-only", "-q", *args)
     ids = sorted(line.split("[", 1)[1].rstrip("]") for line in collected.outlines if "::test_aot_autograd[" in line)
     assert len(ids) == 16
-    result = sweep.runpytest_subprocess("-n", "2", "--optests-results=results.json", *args)
+    result = run_inline(sweep, "-n", "2", "--optests-results=results.json", *args)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     records = {str(r["id"]): r for r in _records(sweep.path / "results.json")}
     assert sorted(records) == ids  # every collected sample, the dead one included
@@ -470,13 +477,14 @@ def test_a_killed_xdist_worker_is_a_crash_and_no_sample_is_lost(sweep: pytest.Py
     assert all(r["outcome"] == "passed" for i, r in records.items() if i != dead["id"])
 
 
+@pytest.mark.slow
 def test_a_sample_that_kills_its_worker_is_not_run_again_with_its_derived_samples(sweep: pytest.Pytester) -> None:
     """With transforms under ``-n``, a base sample and its derived samples are one unit of work
     (:func:`optests._sweep._base_group_scheduling`): the sample that killed its worker is a crash
     once, not handed to the next worker (which it would kill too), and its derived samples are
     not run; every other sample is checked."""
     args = ["--optests-dbs=worker_killer_ops:ops", "--optests-modes=static", "--optests-transforms=noncontiguous"]
-    result = sweep.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--optests-results=results.json", *args)
+    result = run_inline(sweep, "-n", "2", "-p", "no:cacheprovider", "--optests-results=results.json", *args)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     assert result.stdout.str().count("replacing crashed worker") == 1
     records = {str(r["id"]): r for r in _records(sweep.path / "results.json")}
@@ -487,6 +495,7 @@ def test_a_sample_that_kills_its_worker_is_not_run_again_with_its_derived_sample
     assert all(r["outcome"] == "passed" for i, r in records.items() if not i.startswith(base)), records
 
 
+@pytest.mark.slow
 def test_a_worker_crash_the_registry_expects_is_an_xfail(sweep: pytest.Pytester) -> None:
     (sweep.path / "expected_failures.json").write_text(
         json.dumps(
@@ -500,7 +509,7 @@ def test_a_worker_crash_the_registry_expects_is_an_xfail(sweep: pytest.Pytester)
         )
     )  # fmt: skip
     args = ["--optests-dbs=worker_killer_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider"]
-    result = sweep.runpytest_subprocess("-n", "2", "--optests-results=results.json", *args)
+    result = run_inline(sweep, "-n", "2", "--optests-results=results.json", *args)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(passed=15, xfailed=1)
     data = json.loads((sweep.path / "results.json").read_text())
@@ -518,7 +527,6 @@ def _prepare() -> None:
 
 def test_a_forking_runner_prepares_once_in_its_own_process_and_every_child_inherits_it() -> None:
     import os
-    from typing import Any
 
     from optests._runner import IsolatedRunner
 
@@ -592,22 +600,25 @@ def test_samples_are_seeded_on_a_shallow_stack_however_deep_the_caller() -> None
     assert all(torch.equal(a.args[0], b.args[0]) for a, b in zip(drawn, again, strict=True))  # the same values
 
 
-def test_a_bug_in_optests_is_recorded_by_its_exception_shown_whole_and_the_run_goes_on(sweep: pytest.Pytester) -> None:
+def test_a_bug_in_optests_is_recorded_by_its_exception_shown_whole_and_the_run_goes_on(
+    sweep: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An exception in the harness (not in the op) while checking one sample: the record says
     "optests internal error: " and the exception's line, even when its message ends in a newline;
     the test shows the child's whole traceback; the run goes on, and the next sample passes (that
     the runner replaces the child is the runner's own test)."""
-    sweep.makeconftest(
-        "optests_sweep = True\n"
-        "import optests._execute as e\n"
-        "real = e.execute\n"
-        "def planted(case):\n"
-        "    if case.key.sample == 0:\n"
-        "        raise RuntimeError('planted harness bug: no such field\\nsecond line\\n')\n"
-        "    return real(case)\n"
-        "e.execute = planted\n"
-    )
-    result = sweep.runpytest_subprocess(
+    from optests import _execute
+
+    real = _execute.execute
+
+    def planted(case: Any) -> Any:
+        if case.key.sample == 0:
+            raise RuntimeError("planted harness bug: no such field\nsecond line\n")
+        return real(case)
+
+    monkeypatch.setattr(_execute, "execute", planted)  # the runner's forked children inherit it
+    result = run_inline(
+        sweep,
         "--optests-dbs=crashy_ops:ops",
         "--optests-ops=crashy_fine",
         "--optests-modes=static",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import transform_corpus as corpus
-from sweepdir import install_sweep
+from sweepdir import install_sweep, run_inline
 
 import optests
 from optests._key import INPUT_TRANSFORMS, transform_name
@@ -34,13 +34,14 @@ def _failures(records: list[dict[str, object]]) -> set[tuple[str, str, str, str]
     }
 
 
+@pytest.mark.slow
 def test_the_sweep_flags_each_bug_through_its_transform_and_accepts_it(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     install_sweep(pytester.path)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FIXTURES), str(TESTS)]))
     args = ["-p", "no:cacheprovider", "-n", "2", "--optests-dbs=transform_ops:ops", f"--optests-transforms={INPUTS}"]
-    result = pytester.runpytest_subprocess(*args, "--optests-results=r.json", "--optests-accept")
+    result = run_inline(pytester, *args, "--optests-results=r.json", "--optests-accept")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     records = json.loads((pytester.path / "r.json").read_text())["samples"]
     found = _failures(records)
@@ -55,7 +56,7 @@ def test_the_sweep_flags_each_bug_through_its_transform_and_accepts_it(
     assert {(e["op"], e["mode"], transform_name(e["transform"]), e["stage"]) for e in entries} == found
     # the accepted registry holds; with transforms off, its transform entries are out of the selection
     for extra in ([], ["--optests-transforms=none"]):
-        again = pytester.runpytest_subprocess(*args, *extra, "--optests-strict-registry")
+        again = run_inline(pytester, *args, *extra, "--optests-strict-registry")
         assert again.ret == pytest.ExitCode.OK, again.stdout.str()
 
 

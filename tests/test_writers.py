@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sweepdir import install_sweep
+from sweepdir import run_inline, sweep_dir
 
 import optests
 from optests import Outcome, Stage
@@ -95,33 +95,31 @@ def test_atomic_writes_refuse_directories_and_unwritable_places(tmp_path: Path) 
 
 @pytest.fixture
 def sweep(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    install_sweep(pytester.path)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([FIXTURES, HERE]))
-    return pytester
+    return sweep_dir(pytester, monkeypatch, Path(HERE))
 
 
 def test_a_run_stopped_early_is_marked_incomplete(sweep: pytest.Pytester) -> None:
     args = ["--optests-dbs=buggy_ops:ops", "--optests-modes=static", "--optests-results=r.json", "-p", "no:cacheprovider"]
-    sweep.runpytest_subprocess(*args)
+    run_inline(sweep, *args)
     whole = json.loads((sweep.path / "r.json").read_text())
     assert (whole["complete"], len(whole["samples"])) == (True, 12)
-    sweep.runpytest_subprocess(*args, "-x")
+    run_inline(sweep, *args, "-x")
     stopped = json.loads((sweep.path / "r.json").read_text())
     assert stopped["complete"] is False and len(stopped["samples"]) < 12
 
 
 def test_a_run_that_records_nothing_replaces_an_older_results_file(sweep: pytest.Pytester) -> None:
     args = ["--optests-dbs=buggy_ops:ops", "--optests-modes=static", "--optests-results=r.json", "-p", "no:cacheprovider"]
-    sweep.runpytest_subprocess(*args, "-k", "good")
+    run_inline(sweep, *args, "-k", "good")
     assert len(json.loads((sweep.path / "r.json").read_text())["samples"]) == 4
-    sweep.runpytest_subprocess(*args, "-k", "no_such_test")
+    run_inline(sweep, *args, "-k", "no_such_test")
     after = json.loads((sweep.path / "r.json").read_text())
     assert (after["samples"], after["complete"]) == ([], True)
 
 
 @pytest.mark.parametrize("value", ["inf", "1e300", "nan", "0", "-1"])
 def test_a_timeout_that_no_clock_can_hold_is_a_usage_error(sweep: pytest.Pytester, value: str) -> None:
-    result = sweep.runpytest_subprocess("--optests-dbs=buggy_ops:ops", f"--optests-timeout={value}")
+    result = run_inline(sweep, "--optests-dbs=buggy_ops:ops", f"--optests-timeout={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: --optests-timeout: *{value}*"])
 
@@ -191,15 +189,28 @@ def _file_size_limit(size: int) -> Callable[[], None]:
     return limit
 
 
-def _sweep(where: Path, *args: str, limit: int | None = None) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "--optests-dbs=buggy_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider"]
+def _sweep(sweep: pytest.Pytester, *args: str, limit: int | None = None) -> subprocess.CompletedProcess[str]:
+    """The sweep over the buggy ops, results in ``r.json``: in this process, or with ``limit`` in a
+    subprocess whose writes past ``limit`` bytes fail (a full disk)."""
+    command = [
+        "--optests-dbs=buggy_ops:ops",
+        "--optests-modes=static",
+        "-p",
+        "no:cacheprovider",
+        "--optests-results=r.json",
+        *args,
+    ]
+    if limit is None:
+        result = run_inline(sweep, *command)
+        out, err = (f"{chr(10).join(lines)}\n" for lines in (result.outlines, result.errlines))
+        return subprocess.CompletedProcess(command, int(result.ret), out, err)
     return subprocess.run(
-        [*command, "--optests-results=r.json", *args],
-        cwd=where,
+        [sys.executable, "-m", "pytest", *command],
+        cwd=sweep.path,
         env=_env(),
         capture_output=True,
         text=True,
-        preexec_fn=None if limit is None else _file_size_limit(limit),
+        preexec_fn=_file_size_limit(limit),
     )
 
 
@@ -208,12 +219,13 @@ def _lines(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_a_full_disk_stops_the_sweep_in_one_line_with_exit_4_and_keeps_the_journal(
     sweep: pytest.Pytester, xdist: list[str]
 ) -> None:
     """The journal's write failed with ENOSPC: pytest stopped with an INTERNALERROR, then a
     second traceback from the results file, exit 1 (which reads as findings), and 0 bytes kept."""
-    done = _sweep(sweep.path, *xdist, limit=1500)
+    done = _sweep(sweep, *xdist, limit=1500)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     assert _lines(done.stderr) == [
         "ERROR: --optests-results: r.json.partial: cannot be written: File too large (EFBIG); the sweep stopped, and the "
@@ -223,15 +235,16 @@ def test_a_full_disk_stops_the_sweep_in_one_line_with_exit_4_and_keeps_the_journ
     assert "journal kept" not in done.stdout  # the error line said where the samples are
     env, records, complete = read_with_status(sweep.path / "r.json.partial")
     assert env and records and not complete
-    assert sorted(os.listdir(sweep.path)) == ["conftest.py", "r.json.partial", "test_aot_autograd.py"]
+    assert sorted(set(os.listdir(sweep.path)) - {"__pycache__"}) == ["conftest.py", "r.json.partial", "test_aot_autograd.py"]
 
 
+@pytest.mark.slow
 def test_a_full_disk_at_the_results_file_is_one_line_and_exit_4(sweep: pytest.Pytester) -> None:
-    whole = _sweep(sweep.path)
+    whole = _sweep(sweep)
     assert whole.returncode == pytest.ExitCode.TESTS_FAILED
     size = (sweep.path / "r.json").stat().st_size
     (sweep.path / "r.json").unlink()
-    done = _sweep(sweep.path, limit=size - 300)  # room for the (compact) journal, not the results file
+    done = _sweep(sweep, limit=size - 300)  # room for the (compact) journal, not the results file
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr and not _lines(done.stderr)
     assert (
@@ -239,7 +252,7 @@ def test_a_full_disk_at_the_results_file_is_one_line_and_exit_4(sweep: pytest.Py
         in done.stdout
     )
     assert len(read(sweep.path / "r.json.partial")[1]) == 12
-    assert sorted(os.listdir(sweep.path)) == ["conftest.py", "r.json.partial", "test_aot_autograd.py"]
+    assert sorted(set(os.listdir(sweep.path)) - {"__pycache__"}) == ["conftest.py", "r.json.partial", "test_aot_autograd.py"]
 
 
 _HOLD_JOURNAL = """
@@ -252,6 +265,7 @@ sys.stdin.read()
 """
 
 
+@pytest.mark.slow
 def test_a_second_sweep_on_a_results_path_being_written_is_refused_before_any_test(sweep: pytest.Pytester) -> None:
     """Two sweeps on one path opened the journal with "w", wrote over each other's lines, and the
     first to finish deleted the other's journal."""
@@ -266,7 +280,7 @@ def test_a_second_sweep_on_a_results_path_being_written_is_refused_before_any_te
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "writing\n"
         journal = (sweep.path / "r.json.partial").read_bytes()
-        done = _sweep(sweep.path, "-n", "2")
+        done = _sweep(sweep, "-n", "2")
         assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
         assert _lines(done.stderr) == [
             "ERROR: --optests-results: r.json: another run is writing it (it holds the lock on r.json.partial); "
@@ -280,7 +294,7 @@ def test_a_second_sweep_on_a_results_path_being_written_is_refused_before_any_te
         holder.stdout.close()
         holder.wait()
     # its owner gone (the kernel released the lock), the path is free again
-    done = _sweep(sweep.path)
+    done = _sweep(sweep)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
     assert len(read(sweep.path / "r.json")[1]) == 12 and not (sweep.path / "r.json.partial").exists()
 
@@ -406,15 +420,15 @@ def test_the_sweep_ends_on_its_summary_and_counts_expected_failures_unless_asked
     """``-ra`` in a project's addopts listed each of a sweep's 2,745 expected failures after its summary."""
     sweep.makeini("[pytest]\naddopts = -ra\n")
     args = ["--optests-dbs=buggy_ops:ops", "--optests-modes=static", "-p", "no:cacheprovider", "--optests-registry=reg.json"]
-    sweep.runpytest_subprocess(*args, "--optests-accept")
-    counted = sweep.runpytest_subprocess(*args)
+    run_inline(sweep, *args, "--optests-accept")
+    counted = run_inline(sweep, *args)
     counted.assert_outcomes(passed=6, xfailed=6)
     assert "XFAIL" not in counted.stdout.str()
     lines = counted.stdout.lines
     assert lines[-1].startswith("=") and "6 passed, 6 xfailed" in lines[-1]
     assert "registry: passed 6, xfailed 6" in lines[-2]  # the sweep's own summary comes last
     for explicit in (["-rx"], ["--report-chars=a"]):
-        listed = sweep.runpytest_subprocess(*args, *explicit)
+        listed = run_inline(sweep, *args, *explicit)
         assert sum(line.startswith("XFAIL ") for line in listed.stdout.lines) == 6
 
 
@@ -453,18 +467,19 @@ def _journal_of(where: Path, records: list[dict[str, object]], env: dict[str, st
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_a_resumed_sweep_checks_only_what_the_killed_run_did_not(sweep: pytest.Pytester, xdist: list[str]) -> None:
     """A sweep of hours killed at 70% was run again from the start. With ``--optests-resume`` the
     samples in its journal keep their records (their tests judged again by the registry, not
     checked: the planted durations stay) and the rest are checked; the results are one whole run."""
-    whole = _sweep(sweep.path)
+    whole = _sweep(sweep)
     assert whole.returncode == pytest.ExitCode.TESTS_FAILED, whole.stdout + whole.stderr
     first = json.loads((sweep.path / "r.json").read_text())
     done = [dict(r, duration=123.0) for r in first["samples"][:5]]
     _journal_of(sweep.path, done, first["environment"], cut=json.dumps(first["samples"][5])[:40])
     (sweep.path / "r.json").unlink()
 
-    again = _sweep(sweep.path, "--optests-resume", *xdist)
+    again = _sweep(sweep, "--optests-resume", *xdist)
     assert again.returncode == pytest.ExitCode.TESTS_FAILED, again.stdout + again.stderr
     assert "resumed: 5 samples checked by the run this one went on from (r.json.partial)" in again.stdout
     results = json.loads((sweep.path / "r.json").read_text())
@@ -478,10 +493,10 @@ def test_a_resumed_sweep_checks_only_what_the_killed_run_did_not(sweep: pytest.P
 
 
 def test_a_resumed_run_that_selects_less_keeps_the_journal_whole_and_says_so(sweep: pytest.Pytester) -> None:
-    _sweep(sweep.path)
+    _sweep(sweep)
     first = json.loads((sweep.path / "r.json").read_text())
     _journal_of(sweep.path, first["samples"], first["environment"])
-    again = _sweep(sweep.path, "--optests-resume", "-k", "good")
+    again = _sweep(sweep, "--optests-resume", "-k", "good")
     assert again.returncode == pytest.ExitCode.OK, again.stdout + again.stderr
     assert (
         "resumed: 4 samples checked by the run this one went on from (r.json.partial); 8 of its records are not among "
@@ -495,14 +510,14 @@ def test_a_resumed_run_that_selects_less_keeps_the_journal_whole_and_says_so(swe
 def test_a_run_stopped_early_keeps_its_journal_to_go_on_from(sweep: pytest.Pytester) -> None:
     """``-x`` (or Ctrl-C) wrote the results of a partial run and deleted the journal, so a resumed
     run started afresh; and a resumed run stopped early deleted the records it had not replayed."""
-    stopped = _sweep(sweep.path, "-x")
+    stopped = _sweep(sweep, "-x")
     assert stopped.returncode == pytest.ExitCode.TESTS_FAILED, stopped.stdout + stopped.stderr
     assert json.loads((sweep.path / "r.json").read_text())["complete"] is False
     checked = read(sweep.path / "r.json.partial")[1]
     assert 0 < len(checked) < 12 and "journal kept: r.json.partial" in stopped.stdout
-    again = _sweep(sweep.path, "--optests-resume", "-x")
+    again = _sweep(sweep, "--optests-resume", "-x")
     assert {r.id for r in checked} <= {r.id for r in read(sweep.path / "r.json.partial")[1]}
-    done = _sweep(sweep.path, "--optests-resume")
+    done = _sweep(sweep, "--optests-resume")
     assert "journal kept: r.json.partial" in again.stdout  # stopped at its first (replayed) failure
     assert json.loads((sweep.path / "r.json").read_text())["complete"] is True
     assert len(read(sweep.path / "r.json")[1]) == 12 and not (sweep.path / "r.json.partial").exists(), done.stdout
@@ -510,51 +525,53 @@ def test_a_run_stopped_early_keeps_its_journal_to_go_on_from(sweep: pytest.Pytes
 
 def test_a_skipped_record_is_decided_again_not_replayed(sweep: pytest.Pytester) -> None:
     """A skip entry removed since the dead run (its crash fixed) must not pass the sample unchecked."""
-    _sweep(sweep.path)
+    _sweep(sweep)
     first = json.loads((sweep.path / "r.json").read_text())
     good = [r for r in first["samples"] if r["op"] == "good"]
     skipped = [dict(r, outcome="skipped", verdict="skipped", message="planted skip", duration=123.0) for r in good]
     _journal_of(sweep.path, skipped, first["environment"])
-    again = _sweep(sweep.path, "--optests-resume", "-k", "good")
+    again = _sweep(sweep, "--optests-resume", "-k", "good")
     assert again.returncode == pytest.ExitCode.OK, again.stdout + again.stderr
     after = json.loads((sweep.path / "r.json").read_text())["samples"]
     assert [(r["outcome"], r["duration"] != 123.0) for r in after] == [("passed", True)] * 4
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_a_skip_decided_again_in_a_run_that_keeps_the_journal_leaves_it_readable(
     sweep: pytest.Pytester, xdist: list[str]
 ) -> None:
     """The new record of a sample the journal held as skipped was appended after the old one: the
     journal then held its id twice, and a second resume, ``merge`` or ``accept`` refused it."""
-    _sweep(sweep.path)
+    _sweep(sweep)
     first = json.loads((sweep.path / "r.json").read_text())
     planted = [
         dict(r, outcome="skipped", verdict="skipped", stage=None, message="planted skip") if r["op"] == "good" else r
         for r in first["samples"]
     ]
     _journal_of(sweep.path, planted, first["environment"])
-    again = _sweep(sweep.path, "--optests-resume", "-k", "good", *xdist)  # selects less: the journal is kept
+    again = _sweep(sweep, "--optests-resume", "-k", "good", *xdist)  # selects less: the journal is kept
     assert "journal kept: r.json.partial" in again.stdout, again.stdout + again.stderr
     kept = {r.id: r.outcome.value for r in read(sweep.path / "r.json.partial")[1]}
     assert kept == {r["id"]: r["outcome"] for r in first["samples"]}  # each once, the skips decided again
-    done = _sweep(sweep.path, "--optests-resume")
+    done = _sweep(sweep, "--optests-resume")
     assert "resumed: 12 samples checked by the run this one went on from" in done.stdout, done.stdout + done.stderr
     assert not (sweep.path / "r.json.partial").exists()
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_a_resumed_sample_a_skip_entry_now_decides_is_skipped_not_counted_as_replayed(
     sweep: pytest.Pytester, xdist: list[str]
 ) -> None:
     """The controller counted every resumed id that came back as replayed, a skip decided again
     among them: the worker says which records it replayed."""
-    _sweep(sweep.path)
+    _sweep(sweep)
     first = json.loads((sweep.path / "r.json").read_text())
     _journal_of(sweep.path, first["samples"], first["environment"])
     skip = Entry("good", "", "static", "float32", "cpu", Status.SKIP, Stage.FORWARD, "planted: it hangs")
     dump(sweep.path / "reg.json", [skip])
-    again = _sweep(sweep.path, "--optests-resume", "--optests-registry=reg.json", *xdist)
+    again = _sweep(sweep, "--optests-resume", "--optests-registry=reg.json", *xdist)
     assert "resumed: 8 samples checked by the run this one went on from (r.json.partial)\n" in again.stdout, again.stdout
     after = {r["id"]: r["outcome"] for r in json.loads((sweep.path / "r.json").read_text())["samples"]}
     assert sorted(after) == sorted(r["id"] for r in first["samples"])
@@ -563,7 +580,7 @@ def test_a_resumed_sample_a_skip_entry_now_decides_is_skipped_not_counted_as_rep
 
 
 def test_resume_without_a_journal_is_a_fresh_run(sweep: pytest.Pytester) -> None:
-    done = _sweep(sweep.path, "--optests-resume")
+    done = _sweep(sweep, "--optests-resume")
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
     assert len(read(sweep.path / "r.json")[1]) == 12 and "resumed:" not in done.stdout
 
@@ -597,7 +614,7 @@ def test_a_journal_resume_cannot_go_on_from_is_one_line_and_no_test(
     elif journal == "garbage":
         (sweep.path / "r.json.partial").write_text('{"samples": []}\n')
     before = (sweep.path / "r.json.partial").read_bytes() if journal != "none" else b""
-    done = _sweep(sweep.path, "--optests-resume", *args)
+    done = _sweep(sweep, "--optests-resume", *args)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     (line,) = _lines(done.stderr)
     assert re.fullmatch(re.escape(error).replace(re.escape("{torch}"), r"2\.\d+\.\d+\S*"), line), line

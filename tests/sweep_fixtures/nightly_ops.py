@@ -13,7 +13,12 @@ import torch
 from torch.testing._internal.common_dtype import _dispatch_dtypes
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput
 
-BROKEN = dict(item.split("=", 1) for item in os.environ.get("NIGHTLY_BROKEN", "").split(",") if item)
+
+def _broken(name: str) -> str | None:
+    """How ``NIGHTLY_BROKEN`` breaks op ``name``, read as the op is called or its samples are
+    made, not at import: a sweep run in the tests' own process imports this module once."""
+    broken = dict(item.split("=", 1) for item in os.environ.get("NIGHTLY_BROKEN", "").split(",") if item)
+    return broken.get(name)
 
 
 @torch.library.custom_op("optests_nightly::wrong_fake", mutates_args=())
@@ -29,7 +34,7 @@ def traced_differently(x: torch.Tensor) -> torch.Tensor:
 
 
 def _func(name: str) -> Callable[..., Any]:
-    stage = BROKEN.get(name)
+    stage = _broken(name)
     if stage == "forward":
         return traced_differently
     if stage == "metadata":
@@ -39,21 +44,27 @@ def _func(name: str) -> Callable[..., Any]:
     raise ValueError(f"NIGHTLY_BROKEN: unknown stage {stage!r} for {name}")
 
 
+def _op(name: str) -> Callable[[torch.Tensor], torch.Tensor]:
+    def op(x: torch.Tensor) -> torch.Tensor:
+        return _func(name)(x)  # type: ignore[no-any-return]
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
 def _samples(op: Any, device: str, dtype: torch.dtype, requires_grad: bool, **kwargs: Any) -> Iterator[SampleInput]:
+    if _broken(op.name) == "samples":
+        raise RuntimeError("planted: the samples cannot be made")
     for n in (1, 2, 3, 4):
         yield SampleInput(torch.randn(n, device=device, dtype=dtype, requires_grad=requires_grad))
-
-
-def _no_samples(op: Any, device: str, dtype: torch.dtype, requires_grad: bool, **kwargs: Any) -> Iterator[SampleInput]:
-    raise RuntimeError("planted: the samples cannot be made")
 
 
 ops = [
     OpInfo(
         name,
-        op=_func(name),
+        op=_op(name),
         dtypes=_dispatch_dtypes((torch.float32,)),
-        sample_inputs_func=_no_samples if BROKEN.get(name) == "samples" else _samples,
+        sample_inputs_func=_samples,
         supports_autograd=False,
     )
     for name in ("alpha", "beta", "gamma")
