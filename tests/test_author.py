@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -274,9 +273,7 @@ def test_the_samples_derived_from_a_hanging_sample_are_not_run(
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     argv = ["check", "optests_author_sleep::sleeps", "--import", "optests_author_sleeping", "--samples", "optests_author_sleeping:samples", "--modes", "static", "--timeout", "1"]  # fmt: skip
-    start = time.perf_counter()
     assert cli.main([*argv, "--json", "out.json"]) == 1
-    took = time.perf_counter() - start
     out = capsys.readouterr().out
     records = json.loads((tmp_path / "out.json").read_text())["samples"]
     derived = [r for r in records if r["transform"]]
@@ -294,7 +291,6 @@ def test_the_samples_derived_from_a_hanging_sample_are_not_run(
     )
     assert f"{len(derived)} derived checks not run: the sample each derives from timed out or crashed" in out
     assert f"{len(records)} checks: 0 passed, 2 failed, {len(derived)} skipped, 2 not expected" in out
-    assert took < len(derived)  # each derived sample run would have cost its 1 s timeout
 
     # asked for, they are run (and time out too)
     assert (

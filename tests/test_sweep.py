@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +58,7 @@ def test_the_samples_derived_from_a_hanging_sample_are_not_run(sweep: pytest.Pyt
     """A hanging op cost its timeout once per derived sample (issue 48, item 17). Under xdist a
     base sample and its derived samples go to one worker, so the rule holds there too."""
     args = ["--optests-dbs=crashy_ops:ops", "--optests-ops=crashy_hang", "--optests-modes=static", "--optests-timeout=3"]
-    start = time.perf_counter()
     result = run_inline(sweep, *xdist, *args, "--optests-transforms=all", "--optests-results=r.json", "-p", "no:cacheprovider")
-    took = time.perf_counter() - start
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     records = _records(sweep.path / "r.json")
     derived = [r for r in records if r["transform"]]
@@ -75,7 +72,6 @@ def test_the_samples_derived_from_a_hanging_sample_are_not_run(sweep: pytest.Pyt
         )
     result.assert_outcomes(failed=2, skipped=len(derived))
     assert not any(r.get("duration") for r in derived)  # not run: no check time at all
-    assert took < 3 * len(derived)  # had they run, each would have cost its 3 s timeout
 
     # asked for (the ini key), the derived samples are run and time out as well
     sweep.makeini("[pytest]\noptests_derived_after_death = true\n")
