@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import multiprocessing
 import os
@@ -81,6 +82,7 @@ def _pytest(*args: str) -> list[str]:
 
 
 # -- (a) ---------------------------------------------------------------------------------------
+
 
 def _side_by_side_worker(job: tuple[str, int, int, tuple[str, ...]]) -> dict[str, list[tuple[float, float]]]:
     """(wall, CPU) seconds of each check, by ``checker|mode``, for this shard's ops."""
@@ -131,7 +133,10 @@ def _side_by_side_worker(job: tuple[str, int, int, tuple[str, ...]]) -> dict[str
                 continue
             fresh = list(_opinfo.samples(ref, "cpu", dtype))  # the in-tree check mutates what in-place ops mutate
             for i in range(count):
-                runs = (("ours", lambda: ours(ref, i, mode)), ("in-tree", lambda: theirs(ref, fresh[i], mode)))
+                runs = (
+                    ("ours", functools.partial(ours, ref, i, mode)),
+                    ("in-tree", functools.partial(theirs, ref, fresh[i], mode)),
+                )
                 for name, run in runs if i % 2 == 0 else runs[::-1]:  # ABAB: neither always runs first
                     wall, cpu = time.perf_counter(), time.process_time()
                     run()
@@ -347,7 +352,10 @@ def part_b(ops: str, modes: tuple[str, ...], workers: int, baseline: str | None,
             print(f"  {name:20} CPU beyond the floor and the check time: {cpu:.1f} ms a sample")
             print(f"  {name:20} median overhead beyond the floor: {statistics.median(p for p, _ in beyond):.1f}%")
     this = [beyond_floor(r, f, workers)[0] for r, f in zip(runs["this tree"], floors["this tree"])]
-    print(f"  this tree: overhead beyond the floor: {statistics.median(this):.1f}%" + (f" (median of {repeat})" if repeat > 1 else ""))
+    print(
+        f"  this tree: overhead beyond the floor: {statistics.median(this):.1f}%"
+        + (f" (median of {repeat})" if repeat > 1 else "")
+    )
     memory = runs["this tree"][-1].memory
     assert memory is not None
     print("(e) peak memory (VmHWM) by process role during (b), this tree:")

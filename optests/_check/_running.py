@@ -44,13 +44,8 @@ def _manual_seed(seed: int) -> None:
 def _accelerator_in_use() -> bool:
     """An accelerator that ``torch.manual_seed`` seeds at once: CUDA, XPU or MTIA initialized, MPS
     built in, or a PrivateUse1 backend registered."""
-    return bool(
-        torch.cuda.is_initialized()
-        or torch.xpu.is_initialized()
-        or torch.mtia.is_initialized()
-        or torch._C._has_mps
-        or torch._C._get_privateuse1_backend_name() != "privateuseone"
-    )
+    initialized = (torch.cuda.is_initialized(), torch.xpu.is_initialized(), torch.mtia.is_initialized())  # type: ignore[no-untyped-call]
+    return any(initialized) or bool(torch._C._has_mps) or torch._C._get_privateuse1_backend_name() != "privateuseone"
 
 
 def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Tensor], seed: int = _SEED) -> Called:
