@@ -21,10 +21,10 @@ from ._check import one_intra_op_thread
 from ._env import CompileCache, parse_compile_cache
 from ._errors import InputError
 from ._findings import CheckResult, Outcome, Verdict
-from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
+from ._key import DTYPES, MODES, Mode, SampleKey, op_id
 from ._pipeline import Base, DeadBases, Selection, check, derive, died, keys, suffixes, tolerance, transforms_for
 from ._results import SampleResult
-from ._settings import DEFAULT_TIMEOUT, KNOWN_DBS, MODULE_DBS
+from ._settings import AUTHOR_DEFAULTS, KNOWN_DBS, MODULE_DBS
 
 if TYPE_CHECKING:
     from ._transforms import Derived
@@ -273,12 +273,12 @@ def plan(
     target: Target,
     samples: Sequence[Sample] | None,
     *,
-    modes: Sequence[str] = ("static", "dynamic"),
-    dtypes: Sequence[str] = ("float32",),
-    device: str = "cpu",
-    transforms: str | Sequence[str] = "all",
-    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
-    select: str = "all",
+    modes: Sequence[str] = AUTHOR_DEFAULTS.modes,
+    dtypes: Sequence[str] = AUTHOR_DEFAULTS.dtypes,
+    device: str = AUTHOR_DEFAULTS.device,
+    transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
+    backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
+    select: str = AUTHOR_DEFAULTS.select,
 ) -> list[_Planned]:
     """The checks :func:`check_target` makes, without making them, in the sweep's order
     (:func:`optests._pipeline.keys`): by dtype, mode and backend, each sample followed by the
@@ -353,10 +353,10 @@ def run_planned(
     target: Target,
     planned: Sequence[_Planned],
     *,
-    timeout: float = DEFAULT_TIMEOUT,  # as the sweep's --optests-timeout
+    timeout: float = AUTHOR_DEFAULTS.timeout,
     isolated: bool = True,
     shrink: bool = False,
-    derived_after_death: bool = False,
+    derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     dead: DeadBases | None = None,
 ) -> list[SampleCheck]:
     """Make the planned checks (:func:`optests._pipeline.check`). With ``isolated`` (POSIX), they
@@ -451,16 +451,16 @@ def check_target(
     target: Target,
     samples: Sequence[Sample] | None,
     *,
-    modes: Sequence[str] = ("static", "dynamic"),
-    dtypes: Sequence[str] = ("float32",),
-    device: str = "cpu",
-    transforms: str | Sequence[str] = "all",
-    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
-    timeout: float = DEFAULT_TIMEOUT,
+    modes: Sequence[str] = AUTHOR_DEFAULTS.modes,
+    dtypes: Sequence[str] = AUTHOR_DEFAULTS.dtypes,
+    device: str = AUTHOR_DEFAULTS.device,
+    transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
+    backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
+    timeout: float = AUTHOR_DEFAULTS.timeout,
     isolated: bool = True,
     shrink: bool = False,
-    select: str = "all",
-    derived_after_death: bool = False,
+    select: str = AUTHOR_DEFAULTS.select,
+    derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
 ) -> list[SampleCheck]:
     """Check every sample (or those ``select`` picks), and every sample each transform derives,
     in every mode and backend (see :func:`plan` and :func:`run_planned`)."""
@@ -566,14 +566,14 @@ def check_op(
     op: Any,
     samples: Iterable[Any] | None = None,
     *,
-    modes: Sequence[str] = ("static", "dynamic"),
-    dtypes: Sequence[str] = ("float32",),
-    device: str = "cpu",
-    transforms: str | Sequence[str] = "all",
-    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
-    select: str = "all",
-    derived_after_death: bool = False,
-    compile_cache: str = "fresh",
+    modes: Sequence[str] = AUTHOR_DEFAULTS.modes,
+    dtypes: Sequence[str] = AUTHOR_DEFAULTS.dtypes,
+    device: str = AUTHOR_DEFAULTS.device,
+    transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
+    backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
+    select: str = AUTHOR_DEFAULTS.select,
+    derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
+    compile_cache: str = AUTHOR_DEFAULTS.compile_cache,
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
@@ -639,12 +639,12 @@ def op_test(
     op: Any,
     samples: Iterable[Any] | Callable[[], Iterable[Any]] | None = None,
     *,
-    modes: Sequence[str] = ("static", "dynamic"),
-    registry: str | Path | None = None,
-    transforms: str | Sequence[str] = "all",
-    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
-    derived_after_death: bool = False,
-    compile_cache: str = "fresh",
+    modes: Sequence[str] = AUTHOR_DEFAULTS.modes,
+    registry: str | Path | None = AUTHOR_DEFAULTS.registry,
+    transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
+    backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
+    derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
+    compile_cache: str = AUTHOR_DEFAULTS.compile_cache,
 ) -> Callable[..., None]:
     """A pytest test function over ``op``'s samples (and the samples ``transforms`` derive, as in
     :func:`check_op`) and modes, one test per pair, judged against an expected-failures registry
