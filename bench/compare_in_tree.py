@@ -22,7 +22,7 @@ def run(first: int, shard: int, shards: int, out: str) -> None:
     from torch.testing._internal.optests import aot_autograd_check as in_tree
 
     from optests import _opinfo
-    from optests._check import run_check
+    from optests._api import run_check
 
     warnings.filterwarnings("ignore")
     refs = [r for r in _opinfo.all_ops(("op_db",))[:first] if _opinfo.applicable(r, "cpu", torch.float32)]

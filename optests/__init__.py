@@ -27,13 +27,16 @@ from ._findings import (
 from ._key import Mode, SampleKey
 
 if TYPE_CHECKING:
+    from ._api import aot_autograd_check, run_check
     from ._author import AuthorError, SampleCheck, check_op, op_test
-    from ._check import aot_autograd_check, assert_raises_regex, run_check
+    from ._backends import Backend, register_backend
+    from ._check import assert_raises_regex
 
 __version__ = "0.2.0"
 
 __all__ = [
     "AuthorError",
+    "Backend",
     "BackwardMismatch",
     "CheckResult",
     "EagerFailure",
@@ -56,17 +59,20 @@ __all__ = [
     "assert_raises_regex",
     "check_op",
     "op_test",
+    "register_backend",
     "run_check",
 ]
 
 _LAZY = {
-    "aot_autograd_check": "._check",
+    "aot_autograd_check": "._api",
     "assert_raises_regex": "._check",
-    "run_check": "._check",
+    "run_check": "._api",
     "AuthorError": "._author",
     "SampleCheck": "._author",
     "check_op": "._author",
     "op_test": "._author",
+    "Backend": "._backends",
+    "register_backend": "._backends",
 }
 
 

@@ -19,21 +19,17 @@ from . import _opinfo, _registry, _runner, _state
 from ._backends import refuse_modes
 from ._check import one_intra_op_thread
 from ._env import CompileCache, parse_compile_cache
-from ._errors import InputError
 from ._findings import CheckResult, Outcome, Verdict
 from ._key import DTYPES, MODES, Mode, SampleKey, op_id
 from ._pipeline import Base, DeadBases, Selection, check, derive, died, keys, suffixes, tolerance, transforms_for
 from ._results import SampleResult
 from ._settings import AUTHOR_DEFAULTS, KNOWN_DBS, MODULE_DBS
+from .errors import AuthorError as AuthorError
 
 if TYPE_CHECKING:
     from ._transforms import Derived
 
 Sample = tuple[list[Any], dict[str, Any]]
-
-
-class AuthorError(InputError):
-    """Bad input from the author (an unknown op, samples that cannot be made): one line."""
 
 
 @dataclass(frozen=True)

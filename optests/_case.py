@@ -8,20 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._errors import InputError
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEFAULT_BACKEND, Mode, SampleKey
 from ._pipeline import Base, Selection, keys, suffixes, transforms_for
 from ._results import SampleResult
 from ._settings import Settings
+from .errors import SelectionError as SelectionError
 
 if TYPE_CHECKING:
     from ._opinfo import OpRef
-
-
-class SelectionError(InputError):
-    """A selection that names no op, or a database that cannot be loaded; the message names the
-    option (``--optests-ops: no op matches ...``)."""
 
 
 @dataclass(frozen=True)

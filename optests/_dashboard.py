@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from . import _diff
-from ._errors import InputError
 from ._files import WriteError, write_atomic
 from ._findings import Outcome
 from ._history import Configuration, History, Run
-from ._key import MODES, transform_name
+from ._key import KNOWN_DBS, MODES, transform_name
 from ._results import FIELDS, SampleResult, describe_os_error
 from ._sanitize import html, script_json, shell_join
-from ._settings import KNOWN_DBS
+from .errors import DashboardError as DashboardError
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 #: Samples listed one by one per change kind; the rest are in changes.json beside the page.
@@ -38,10 +37,6 @@ MAX_FAILING = 20
 MESSAGE_CHARS = 200
 #: Runs of its configuration an op's history strip shows, the latest last.
 STRIP_RUNS = 20
-
-
-class DashboardError(InputError):
-    """The dashboard cannot be built (no runs yet) or written; the message names the path."""
 
 
 #: Every value the page shows that this module did not compute (from results, the registry or the

@@ -7,20 +7,16 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from ._errors import InputError, JSONError
+from ._errors import JSONError
 from ._files import read_input, write_json_atomic
 from ._json import loads
 from ._results import SampleResult, describe_os_error
+from .errors import DurationsError as DurationsError
 
 #: The sweep test's node id (relative to the repository root), as durations files key it.
 SWEEP_TEST = "opinfo_sweeps/test_aot_autograd.py::test_aot_autograd"
 #: pytest-split's default durations file, in the current directory.
 DEFAULT_PATH = ".test_durations"
-
-
-class DurationsError(InputError):
-    """A durations file that cannot be read; the message names the file and what is wrong.
-    Fix or delete the file: ``optests durations`` writes a new one from results files."""
 
 
 def load(path: Path) -> dict[str, float]:

@@ -11,9 +11,8 @@ Three kinds of trouble, kept apart:
 - anything else that optests raises derives from :class:`OptestsError`; an error outside the
   hierarchy is a bug in optests (the command exits 3 and saves the traceback).
 
-Each module keeps its own class (``ResultsError`` in ``_results``, ``RegistryError`` in
-``_registry``, ...), so that a caller can catch what one step raises; each derives from one of
-the classes here.
+The root classes, imported by nearly every module. :mod:`optests.errors` holds every other
+exception class (and re-exports these): import them from there.
 """
 
 from __future__ import annotations

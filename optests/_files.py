@@ -21,30 +21,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ._errors import InputError
-
-
-class _FileError(InputError, OSError):
-    """A file optests will not use: the message names it and says why, in one line."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
-
-
-class WriteError(_FileError):
-    """An output file that cannot be written; the message names it and says why, in one line."""
-
-
-class ReadError(_FileError):
-    """An input file that optests will not read: not a regular file (a FIFO, a device, a socket,
-    a directory), or larger than :data:`INPUT_LIMIT`; the message names it and says why, in one
-    line."""
-
+from .errors import Busy as Busy
+from .errors import ReadError as ReadError
+from .errors import WriteError as WriteError
+from .errors import _FileError as _FileError
 
 #: The most bytes an input file read whole may hold, and a gzip-compressed one expand to: 1 GiB.
 INPUT_LIMIT = 1 << 30
@@ -334,10 +314,6 @@ def write_json_atomic(path: Path, data: Any) -> None:
     the same bytes."""
     text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
     write_atomic(path, text.encode())
-
-
-class Busy(WriteError):
-    """Another optests held the file's lock for longer than the caller would wait."""
 
 
 @contextlib.contextmanager

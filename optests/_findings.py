@@ -7,6 +7,8 @@ import dataclasses
 import enum
 from collections.abc import Iterator
 
+from ._errors import OptestsError
+
 
 class Stage(str, enum.Enum):
     """Where a sample failed. The values are contract words: results files and the registry use them."""
@@ -209,7 +211,7 @@ class CheckResult:
 _MAX_ERROR_CHARS = 300
 
 
-class UserBaseException(Exception):
+class UserBaseException(OptestsError):
     """A ``BaseException`` that is not an ``Exception`` (``SystemExit``, ``KeyboardInterrupt``, a
     class of the user's), raised by user code that a check runs (the op, its backward, the
     backend): raised in its place (:func:`user_code`), so that the check takes it as it takes any

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from ._env import now
-from ._errors import InputError
 from ._files import Busy, WriteError, locked, open_input
 from ._findings import Outcome
 from ._key import DEFAULT_BACKEND, transform_name
 from ._registry import RegistryError, release_series
 from ._results import FIELDS, Field, SampleResult, attribute, describe_os_error
 from ._sanitize import shell_join
+from .errors import HistoryError as HistoryError
 
 APPLICATION = "optests-history"
 #: Seconds a writer waits for another (the lock file, then SQLite's busy timeout) before giving up.
@@ -138,10 +138,6 @@ _SELECT = ", ".join(
     f"c.{f.column.split('.')[1]}" if f in _CASES else f"o.{f.column.split('.')[1]}" if f in _OUTCOMES else "COALESCE(m.text, '')"
     for f in FIELDS
 )
-
-
-class HistoryError(InputError):
-    """A history database that cannot be used; the message names the file and what to do."""
 
 
 @dataclasses.dataclass(frozen=True)

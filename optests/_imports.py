@@ -12,27 +12,7 @@ from collections.abc import Iterator
 from types import FrameType, ModuleType
 from typing import Any
 
-from ._errors import InputError
-
-
-class ImportFailed(InputError):
-    """A user's module raised at import: any exception, ``SystemExit`` (``sys.exit``), a
-    ``KeyboardInterrupt`` its code raised, any other ``BaseException``. ``error`` is what it
-    raised; the message (``importing NAME failed: TYPE: ...``) says so in one line. Fix the module,
-    or name another."""
-
-    def __init__(self, name: str, error: BaseException) -> None:
-        self.name = name
-        self.error = error
-        super().__init__(f"importing {name} failed: {self.summary}")
-
-    @property
-    def summary(self) -> str:
-        """``TYPE: first line`` of what the module raised (``SystemExit: sys.exit(0)``)."""
-        e = self.error
-        text = f"sys.exit({e.code!r})" if isinstance(e, SystemExit) else str(e)
-        first = (text.strip().splitlines() or [""])[0]
-        return f"{type(e).__name__}: {first}" if first else type(e).__name__
+from .errors import ImportFailed as ImportFailed
 
 
 def import_module(name: str) -> ModuleType:

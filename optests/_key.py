@@ -37,6 +37,12 @@ class Mode(str, enum.Enum):
 
 MODES = tuple(m.value for m in Mode)
 DEVICES = ("cpu", "cuda")
+#: The databases of ``torch.testing._internal`` that the sweep walks by default, by our name.
+BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
+#: ``module_db``: torch.nn modules (``ModuleInfo``); swept when chosen, not by default.
+MODULE_DBS = ("module_db",)
+#: Every database optests knows by name (``optests check`` finds its names in all of them).
+KNOWN_DBS = BUILTIN_DBS + MODULE_DBS
 DTYPES = (
     "float32",
     "float64",

@@ -27,7 +27,9 @@ from typing import Any
 
 import torch
 
-from ._script import comment_text
+from ._script import comment_text, register_source
+from ._source import copy_definitions
+from ._threads import on_shallow_stack
 
 #: The in-tree test whose ``DecorateInfo`` decorations (and a ModuleInfo's plain decorators) the
 #: sweep honours, by mode (static, dynamic).
@@ -188,11 +190,9 @@ def samples(entry: ModuleEntry, device: str, dtype: torch.dtype, seed: int) -> l
     """The entry's samples (:func:`module_samples`), made in a fork of the RNG, warnings ignored."""
     import warnings
 
-    from ._opinfo import _on_shallow_stack
-
     with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. a deprecated constructor argument: not ours to report
-        made = _on_shallow_stack(functools.partial(module_samples, entry.info, device, dtype, entry.training, seed))
+        made = on_shallow_stack(functools.partial(module_samples, entry.info, device, dtype, entry.training, seed))
     for index, (call, _, _) in enumerate(made):
         _ORIGINS[call] = (entry, device, dtype, index, seed)
     return made
@@ -230,8 +230,6 @@ def script_source(call: ModuleCall) -> tuple[list[str], str]:
     """(lines, expression) that make ``call`` in a standalone script, which needs torch, not
     optests: the lines hold a copy of this module's code that builds a sample; the expression
     builds the module from its ModuleInfo, found by name. A TODO where it cannot be found."""
-    from ._source import copy_definitions
-
     origin = _ORIGINS.get(call)
     found = _info_expr(origin[0]) if origin is not None else None
     if origin is None or found is None:
@@ -246,3 +244,6 @@ def script_source(call: ModuleCall) -> tuple[list[str], str]:
         f"module_samples({info}, {device!r}, {dtype}, {entry.training}, {seed}, only={index})[0][0]"
         f"  # {comment_text(f'{entry.name}, {entry.variant_test_name} mode')}, ModuleInput {index}"
     )
+
+
+register_source(ModuleCall, script_source)  # a finding's standalone script rebuilds the module

@@ -13,7 +13,6 @@ import gc
 import importlib
 import logging
 import sys
-import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,9 +20,13 @@ from typing import Any, Literal, TypeVar
 
 import torch
 
+from . import _modules
 from ._backends import IN_TREE_TESTS
-from ._errors import InputError
-from ._settings import BUILTIN_DBS, KNOWN_DBS, MODULE_DBS
+from ._key import BUILTIN_DBS, KNOWN_DBS, MODULE_DBS
+from ._modules import ModuleEntry, entries, is_module_info, setup_lines
+from ._script import comment_text
+from ._threads import on_shallow_stack as _on_shallow_stack
+from .errors import DatabaseError as DatabaseError
 
 _T = TypeVar("_T")
 
@@ -113,7 +116,6 @@ def _load(db: str) -> tuple[Any, ...]:
         ops = tuple(import_attribute(db))
     except (ValueError, TypeError) as e:
         raise DatabaseError(f"OpInfo database {db!r}: {e}") from None
-    from ._modules import is_module_info
 
     if any(is_module_info(o) for o in ops):  # a module database of the user's
         bad = [o for o in ops if not is_module_info(o)]
@@ -129,7 +131,6 @@ def _load(db: str) -> tuple[Any, ...]:
 
 def _module_entries(infos: tuple[Any, ...], module: str, attr: str) -> tuple[Any, ...]:
     """A list of ModuleInfos as the database's ops: one per training mode each."""
-    from ._modules import entries
 
     return tuple(entries(infos, lambda i: (module, attr, i)))
 
@@ -148,10 +149,6 @@ def import_attribute(spec: str) -> Any:
     if not hasattr(module, attr):
         raise ValueError(f"{module_name} has no attribute {attr!r}")
     return getattr(module, attr)
-
-
-class DatabaseError(InputError):
-    """An OpInfo database that cannot be loaded; the message names it and says why."""
 
 
 def opinfo(ref: OpRef) -> Any:
@@ -214,11 +211,8 @@ def samples_of(op: Any, device: str, dtype: torch.dtype, redraw: bool = False) -
     samples with other random values, drawn in one stream from ``RANDOMIZED_SAMPLE_SEED``
     (torch's sample iterator otherwise reseeds itself before each sample, with a seed of its own).
     A module's (:class:`optests._modules.ModuleEntry`) are built by :mod:`optests._modules`."""
-    from ._modules import ModuleEntry
 
     if isinstance(op, ModuleEntry):
-        from . import _modules
-
         for func, args, kwargs in _modules.samples(op, device, dtype, RANDOMIZED_SAMPLE_SEED if redraw else SAMPLE_SEED):
             yield SampleCall(func, args, kwargs, "auto", False)
         return
@@ -261,6 +255,8 @@ class Decorations:
     def assert_equals(self, dtype: torch.dtype, *, leaves_of_dtype: bool = False) -> Callable[..., None]:
         """The comparison the check uses: NaN equal to NaN, with the override's tolerances (for
         the tensors of ``dtype`` only, where ``leaves_of_dtype``: see :func:`optests._check.tolerant`)."""
+        # here, not at the top: the check loads AOTAutograd (functorch.compile), which a process that
+        # only lists or collects samples never needs
         from ._check import assert_close_equal_nan, tolerant
 
         return (
@@ -287,8 +283,6 @@ def decorations(op: Any, dynamic: bool, device: str, dtype: torch.dtype, test: s
     ``active_if`` sees it."""
     from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
     from torch.testing._internal.opinfo.core import DecorateInfo
-
-    from . import _modules
 
     test_class, test_name, owner = test, IN_TREE_TESTS[test][dynamic], "OpInfo"
     param_kwargs: dict[str, Any] = {"dtype": dtype}
@@ -331,33 +325,10 @@ def _skip_reason(decorator: Any) -> str:
     return ""
 
 
-def _on_shallow_stack(fn: Callable[[], _T]) -> _T:
-    """Run ``fn`` on a fresh thread. torch's sample iterators call ``inspect.stack()``, whose
-    cost grows with the caller's stack depth; under pytest that made collecting the sweep
-    several times slower (measured: 44.5 s before, 14.2 s after, for the default sweep)."""
-    box: list[Any] = []
-
-    def target() -> None:
-        try:
-            box.append((True, fn()))
-        except BaseException as e:
-            box.append((False, e))
-
-    thread = threading.Thread(target=target, name="optests-samples")
-    thread.start()
-    thread.join()
-    ok, value = box[0]
-    if not ok:
-        raise value
-    return value  # type: ignore[no-any-return]
-
-
 def repro_setup(ref: OpRef, device: str, dtype: torch.dtype, index: int, redraw: bool = False) -> str | None:
     """Script lines that rebuild sample ``index`` of ``ref`` by name (defines func, args, kwargs,
     and with ``redraw`` randomized_sample: the same sample drawn under the randomized rerun's seed).
     None where the lines cannot name it (a module database's ModuleInfo that cannot be found)."""
-    from ._modules import ModuleEntry, setup_lines
-    from ._script import comment_text
 
     entry = opinfo(ref)
     if isinstance(entry, ModuleEntry):

@@ -220,8 +220,9 @@ def check(key: SampleKey, base: Base) -> Checked:
     import torch
 
     from . import _opinfo
+    from ._api import run_check
     from ._backends import get_backend
-    from ._check import assert_close_equal_nan, run_check
+    from ._check import assert_close_equal_nan
     from ._patterns import DEFAULT_PATTERN, DependsOnCpu, Unsupported
     from ._transforms import judged_dtype, not_applicable
 

@@ -20,12 +20,13 @@ from typing import Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ._errors import InputError, JSONError
+from ._errors import JSONError
 from ._files import locked, read_input, write_json_atomic
 from ._findings import Outcome, Stage, Verdict
 from ._json import loads
 from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, SAMPLE_LIMIT, TRANSFORM, TRANSFORMS, Scope, op_id
 from ._results import SampleResult, describe_os_error, readable_version
+from .errors import RegistryError as RegistryError
 
 #: 2 writes ``samples`` as ranges (``"0-323, 330"``); 3 adds ``transform`` (entries for samples an
 #: input transform derived); 4 adds ``torch_versions`` (the release series accepted into the file,
@@ -43,12 +44,6 @@ class Status(str, enum.Enum):
     XFAIL = "xfail"
     #: The samples (or the whole scope) are not run: they crash or hang too slowly to run in CI.
     SKIP = "skip"
-
-
-class RegistryError(InputError):
-    """A malformed registry, or one that cannot be written: the message names the file, the entry
-    or position, and what is wrong. Fix the entry by hand, or restore the file from version
-    control and accept the results again (``optests accept``)."""
 
 
 def _same(value: Any) -> Any:

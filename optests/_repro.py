@@ -79,8 +79,6 @@ def main() -> int:
 def _callable_expr(fn: Any, imports: list[str]) -> str:
     """How the script names a comparison function: one of the check's own (copied), a
     ``functools.partial`` of one, or an importable function."""
-    from . import _check
-
     if fn is torch.testing.assert_close:
         return "torch.testing.assert_close"
     if isinstance(fn, functools.partial):

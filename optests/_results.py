@@ -25,6 +25,7 @@ from ._files import Busy, ReadError, WriteError, claim, gunzip, open_input, read
 from ._findings import Outcome, Stage, Verdict
 from ._json import DECODER, check_strings, duplicate_key, loads
 from ._key import BACKEND_NAME, DEFAULT_BACKEND, DEVICES, DTYPES, MODES, SAMPLE_LIMIT, Mode, SampleKey
+from .errors import ResultsError as ResultsError
 
 #: 2 added ``tolerance`` to records and ``complete`` to the file; 3 added ``transform`` to records
 #: (the input transform that derived the sample) and ``backend`` (the compile step, written where it is not
@@ -317,12 +318,6 @@ def _document(records: Iterable[SampleResult], env: Mapping[str, str], complete:
 
 
 _RECORD = json.JSONEncoder(sort_keys=True, allow_nan=False, separators=(",\n      ", ": "))
-
-
-class ResultsError(InputError):
-    """A results file that cannot be read or written, or results that do not go together (two
-    torch versions, one sample with two outcomes); the message names the file and what is wrong.
-    Rewrite the file with optests (``optests merge`` reads a killed run's journal), or leave it out."""
 
 
 def describe_os_error(path: Path, e: OSError | UnicodeDecodeError, *, writing: bool = False) -> str:

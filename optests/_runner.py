@@ -37,6 +37,7 @@ from typing import Any
 
 from . import _findings
 from ._findings import Stage, error_line
+from .errors import WorkFailed as WorkFailed
 
 _HEADER = struct.Struct("!Q")
 _STDERR_TAIL = 2000
@@ -72,15 +73,6 @@ class _Unfit:
     """An answer from a child that may not take another task (``fit`` said no)."""
 
     value: Any
-
-
-class WorkFailed(RuntimeError):
-    """The work raised in the child (or ``prepare`` did): the message holds the child's
-    traceback, ``summary`` the exception's first line (``RuntimeError: CUDA error: ...``)."""
-
-    def __init__(self, traceback_text: str, summary: str) -> None:
-        super().__init__(f"the sample runner failed:\n{traceback_text}")
-        self.summary = summary
 
 
 def _failure() -> tuple[str, str]:

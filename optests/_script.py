@@ -65,13 +65,24 @@ def func_name(func: Callable[..., Any]) -> str:
     return getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or type(func).__name__
 
 
+#: Callables that write their own standalone-script source, by type: a sample source registers
+#: its own (:class:`optests._modules.ModuleCall`: lines that rebuild the module), so that this
+#: module need not import the sample sources.
+_SOURCES: dict[type, Callable[[Any], tuple[list[str], str]]] = {}
+
+
+def register_source(cls: type, source: Callable[[Any], tuple[list[str], str]]) -> None:
+    """Have :func:`func_source` name an instance of ``cls`` in a script by ``source(instance)``:
+    (import and definition lines, expression)."""
+    _SOURCES[cls] = source
+
+
 def func_source(func: Callable[..., Any]) -> tuple[list[str], str]:
     """(import lines, expression) naming ``func`` in a script, or an expression that explains
     why it cannot be named."""
-    from ._modules import ModuleCall, script_source
-
-    if isinstance(func, ModuleCall):  # a module's sample: the lines rebuild the module
-        return script_source(func)
+    for cls, source in _SOURCES.items():
+        if isinstance(func, cls):  # a module's sample: the lines rebuild the module
+            return source(func)
     if isinstance(func, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         return [], f"torch.ops.{func}"
     qualname = getattr(func, "_qualname", None)

@@ -10,20 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import InputError
+from ._key import BUILTIN_DBS as BUILTIN_DBS
 from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, SampleKey, parse_transforms
+from ._key import KNOWN_DBS as KNOWN_DBS
+from ._key import MODULE_DBS as MODULE_DBS
 from ._pipeline import Selection
+from .errors import SettingError as SettingError
 
-#: The databases of ``torch.testing._internal`` that the sweep walks by default, by our name.
-BUILTIN_DBS = ("op_db", "hop_db", "custom_op_db")
-#: ``module_db``: torch.nn modules (``ModuleInfo``); swept when chosen, not by default.
-MODULE_DBS = ("module_db",)
-#: Every database optests knows by name (``optests check`` finds its names in all of them).
-KNOWN_DBS = BUILTIN_DBS + MODULE_DBS
 _DB_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-
-
-class SettingError(InputError):
-    """A bad option or ini value; the message names the option, the value and what is valid."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,12 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import ModuleType
 
-from ._errors import OptestsError
-
-
-class SourceError(OptestsError, ValueError):
-    """A definition cannot be copied on its own: it uses a whole module of this package (which
-    would have to be copied too), or two copied modules define one name differently."""
+from .errors import SourceError as SourceError
 
 
 @dataclass(frozen=True)

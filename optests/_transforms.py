@@ -161,7 +161,7 @@ def derive(
     row = transform_of(transform)
     if draws < 1:
         raise ValueError(f"draws must be at least 1, got {draws}")
-    sample = _Sample(args, kwargs, origin)
+    sample = Sample(args, kwargs, origin)
     with warnings.catch_warnings():
         # a pattern may call the op (``out``: what its out= tensors must hold): a warning there
         # is no finding, and under "error" filters it would raise where the op warns once per
@@ -207,9 +207,9 @@ def suffixes(transform: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, 
     inputs have a size to replace; if no draw then differs from the sample, it is not applicable)."""
     found = transform_of(transform)
     if found.draws:
-        return [f"{transform}-0"] if _sizes(_Sample(args, kwargs)) else []
+        return [f"{transform}-0"] if _sizes(Sample(args, kwargs)) else []
     if found.indices is not None:
-        return [f"{transform}-{i}" for i in found.indices(_Sample(args, kwargs, origin))]
+        return [f"{transform}-{i}" for i in found.indices(Sample(args, kwargs, origin))]
     return [d.suffix for d in derive(transform, args, kwargs, origin=origin)]
 
 
@@ -236,7 +236,7 @@ def shrink_resized(
     import hypothesis
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-    sample = _Sample(args, kwargs)
+    sample = Sample(args, kwargs)
     sizes = _sizes(sample)
     if not sizes:
         return None
@@ -263,8 +263,11 @@ def shrink_resized(
 # The sample, flattened.
 
 
-class _Made(NamedTuple):
-    """One derived sample as a transform makes it (:class:`Derived` adds its name and index)."""
+class Made(NamedTuple):
+    """One derived sample as a transform or call pattern makes it (:class:`Derived` adds its name
+    and index): the call ``(args, kwargs)``, a few words on what changed, and what the check does
+    otherwise with it (the callable in place of the base sample's, whether gradients are checked,
+    the dtype it is judged by). Public as :class:`optests.patterns.Made`."""
 
     call: tuple[tuple[Any, ...], dict[str, Any]]
     description: str
@@ -273,8 +276,9 @@ class _Made(NamedTuple):
     judged: torch.dtype | None = None
 
 
-class _Sample:
-    """``(args, kwargs)`` flattened with pytree. ``inputs`` are the positions of the distinct
+class Sample:
+    """The sample a transform or call pattern derives from (public as
+    :class:`optests.patterns.Sample`): ``(args, kwargs)`` flattened with pytree. ``inputs`` are the positions of the distinct
     tensors the transforms work on (plain strided tensors, not on the meta device), each at its
     first occurrence; ``names`` are their names as the check's messages spell them; ``origin``
     what else is known of the sample (its callable, its OpInfo)."""
@@ -335,6 +339,10 @@ class _Sample:
         leaves = [new.get(id(leaf), leaf) if isinstance(leaf, torch.Tensor) else leaf for leaf in self.leaves]
         args, kwargs = pytree.tree_unflatten(leaves, self.spec)
         return tuple(args), dict(kwargs)
+
+
+#: The names pattern modules outside this package may still use.
+_Made, _Sample = Made, Sample
 
 
 def _name(path: tuple[Any, ...]) -> str:
@@ -415,7 +423,7 @@ def _filler(dtype: torch.dtype) -> float | bool | int:
     return True if dtype == torch.bool else 12
 
 
-def _noncontiguous(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _noncontiguous(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     """Every input as every other element of a storage twice its size, starting at offset 1
     (as ``SampleInput.noncontiguous()``): not dense, same values; the gaps hold NaN (12, True)."""
     if not any(sample.tensor(pos).numel() >= 2 for pos in sample.inputs):
@@ -428,13 +436,13 @@ def _noncontiguous(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
             base[..., 0] = _filler(t.dtype)
             base[..., 1] = _plain(t)
         replace[pos] = _leaf(base[..., 1], t.requires_grad)
-    return {0: _Made(sample.build(replace), "every tensor input non-dense (strides doubled, storage offset 1)")}
+    return {0: Made(sample.build(replace), "every tensor input non-dense (strides doubled, storage offset 1)")}
 
 
-def _transposed(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _transposed(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     """Every input of two or more dims stored with its last two dims swapped in memory; then, if
     any, every 4-D input as channels_last (a second sample). Dense, not contiguous, same values."""
-    made: dict[int, _Made] = {}
+    made: dict[int, Made] = {}
     swapped: dict[int, torch.Tensor] = {}
     for pos in sample.inputs:
         t = sample.tensor(pos)
@@ -444,7 +452,7 @@ def _transposed(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
             if not out.is_contiguous():
                 swapped[pos] = _copy_into(t, out, t.requires_grad)
     if swapped:
-        made[0] = _Made(sample.build(swapped), f"{sample.names_of(swapped)} with the last two dims swapped in memory")
+        made[0] = Made(sample.build(swapped), f"{sample.names_of(swapped)} with the last two dims swapped in memory")
     channels_last: dict[int, torch.Tensor] = {}
     for pos in sample.inputs:
         t = sample.tensor(pos)
@@ -453,11 +461,11 @@ def _transposed(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
             if not out.is_contiguous():
                 channels_last[pos] = _copy_into(t, out, t.requires_grad)
     if channels_last:
-        made[1] = _Made(sample.build(channels_last), f"{sample.names_of(channels_last)} as channels_last")
+        made[1] = Made(sample.build(channels_last), f"{sample.names_of(channels_last)} as channels_last")
     return made
 
 
-def _pairs(sample: _Sample) -> list[tuple[int, int]]:
+def _pairs(sample: Sample) -> list[tuple[int, int]]:
     """Pairs of distinct, non-empty inputs of one shape, dtype and device; at most MAX_PAIRS."""
     pairs = []
     for n, i in enumerate(sample.inputs):
@@ -468,17 +476,17 @@ def _pairs(sample: _Sample) -> list[tuple[int, int]]:
     return pairs[:MAX_PAIRS]
 
 
-def _duplicated(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _duplicated(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     """For each pair, the first input passed for both (requiring grad if either did)."""
-    made: dict[int, _Made] = {}
+    made: dict[int, Made] = {}
     for n, (i, j) in enumerate(_pairs(sample)):
         first = sample.tensor(i)
         one = _exact_copy(first, first.requires_grad or sample.tensor(j).requires_grad)
-        made[n] = _Made(sample.build({i: one, j: one}), f"{sample.name(j)} is {sample.name(i)}")
+        made[n] = Made(sample.build({i: one, j: one}), f"{sample.name(j)} is {sample.name(i)}")
     return made
 
 
-def _aliased(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _aliased(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     """For each pair that does not share a storage yet, the two as the two halves of one storage:
     contiguous views that do not overlap, each with its own values (indices below MAX_PAIRS). Then
     (indices MAX_PAIRS and up) each input that fits as an overlapping slice of another, passed as
@@ -487,7 +495,7 @@ def _aliased(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     prove the two independent. (Views of the same memory are not derived: every mutating op then
     fails to trace with dynamic shapes in torch 2.13, whatever its kernel, and that is ``duplicated``'s
     ground anyway.)"""
-    made: dict[int, _Made] = {}
+    made: dict[int, Made] = {}
     for n, (i, j) in enumerate(_pairs(sample)):
         a, b = sample.tensor(i), sample.tensor(j)
         if a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr():
@@ -496,7 +504,7 @@ def _aliased(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
             base = a.new_empty(2 * a.numel())
             halves = (base[: a.numel()].view(a.shape), base[a.numel() :].view(a.shape))
         replace = {i: _copy_into(a, halves[0], a.requires_grad), j: _copy_into(b, halves[1], b.requires_grad)}
-        made[n] = _Made(sample.build(replace), f"{sample.name(i)} and {sample.name(j)} as the two halves of one storage")
+        made[n] = Made(sample.build(replace), f"{sample.name(i)} and {sample.name(j)} as the two halves of one storage")
     for n, (i, j) in enumerate(_slices(sample)):
         a, b = sample.tensor(i), sample.tensor(j)
         with torch.no_grad():  # both views of one flat base, b as a[1 : 1 + len(b)]: its values become a's rows there
@@ -505,11 +513,11 @@ def _aliased(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
             whole, part = base.view(a.shape), base[row : row * (1 + b.shape[0])].view(b.shape)
         replace = {i: _copy_into(a, whole, a.requires_grad), j: _leaf(part, b.requires_grad)}
         description = f"{sample.name(j)} as {sample.name(i)}[1:{1 + b.shape[0]}], overlapping it"
-        made[MAX_PAIRS + n] = _Made(sample.build(replace), description)
+        made[MAX_PAIRS + n] = Made(sample.build(replace), description)
     return made
 
 
-def _slices(sample: _Sample) -> list[tuple[int, int]]:
+def _slices(sample: Sample) -> list[tuple[int, int]]:
     """Pairs (i, j) of inputs of one dtype and device where input j fits as an overlapping slice of
     input i at a nonzero offset: the same trailing sizes, a smaller first size; at most MAX_PAIRS."""
     pairs = []
@@ -534,29 +542,29 @@ def _slices(sample: _Sample) -> list[tuple[int, int]]:
 # requires_grad and dtypes.
 
 
-def _grad_subset(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _grad_subset(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     """No input requiring grad (the inference path); then, where several inputs require grad,
     each of them alone."""
     differentiable = [pos for pos in sample.inputs if sample.tensor(pos).requires_grad]
     if not differentiable:
         return {}
-    made: dict[int, _Made] = {}
+    made: dict[int, Made] = {}
     for only in [None, *(differentiable if len(differentiable) > 1 else [])]:
         what = "no input requires grad" if only is None else f"only {sample.name(only)} requires grad"
         index = 0 if only is None else 1 + sample.inputs.index(only)  # 0: the inference sample; 1 + the input's position
-        made[index] = _Made(sample.build(requires_grad={pos: pos == only for pos in differentiable}), what)
+        made[index] = Made(sample.build(requires_grad={pos: pos == only for pos in differentiable}), what)
     return made
 
 
-def _dtypes(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _dtypes(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     """Every floating input cast to each of DTYPES (same size, strides, requires_grad), skipping a
     dtype every floating input has already."""
     floating = [pos for pos in sample.inputs if sample.tensor(pos).is_floating_point()]
-    made: dict[int, _Made] = {}
+    made: dict[int, Made] = {}
     for dtype in DTYPES:
         if all(sample.tensor(pos).dtype == dtype for pos in floating):
             continue
-        made[DTYPES.index(dtype)] = _Made(sample.build(dtype=dtype), f"floating inputs as {str(dtype).removeprefix('torch.')}")
+        made[DTYPES.index(dtype)] = Made(sample.build(dtype=dtype), f"floating inputs as {str(dtype).removeprefix('torch.')}")
     return made
 
 
@@ -564,7 +572,7 @@ def _dtypes(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
 # resized: sizes drawn and shrunk with hypothesis.
 
 
-def _sizes(sample: _Sample) -> list[int]:
+def _sizes(sample: Sample) -> list[int]:
     """The distinct sizes of 2 or more of the inputs: what ``resized`` replaces."""
     return sorted({s for pos in sample.inputs for s in sample.tensor(pos).shape if s >= _MIN_SIZE})
 
@@ -636,7 +644,7 @@ def _draw_mappings(sizes: list[int], draws: int, seed: int) -> list[dict[int, in
     return drawn
 
 
-def _resized(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _resized(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     """Every size of 2 or more replaced by a drawn one, the same for equal sizes in every input
     (so matmul-like relations between shapes hold); values drawn anew (see ``_fresh``)."""
     sizes = _sizes(sample)
@@ -646,14 +654,14 @@ def _resized(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     return dict(enumerate(_resize(sample, mapping, seed) for mapping in _draw_mappings(sizes, draws, seed)))
 
 
-def _resize(sample: _Sample, mapping: Mapping[int, int], seed: int) -> _Made:
+def _resize(sample: Sample, mapping: Mapping[int, int], seed: int) -> Made:
     key = f"{seed}:{sorted(mapping.items())}".encode()
     generator = torch.Generator().manual_seed(zlib.crc32(key))
     replace = {
         pos: _fresh(sample.tensor(pos), tuple(mapping.get(s, s) for s in sample.tensor(pos).shape), generator)
         for pos in sample.inputs
     }
-    return _Made(sample.build(replace), "sizes " + ", ".join(f"{k}->{v}" for k, v in sorted(mapping.items())))
+    return Made(sample.build(replace), "sizes " + ", ".join(f"{k}->{v}" for k, v in sorted(mapping.items())))
 
 
 def _fresh(t: torch.Tensor, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
@@ -680,7 +688,7 @@ def _fresh(t: torch.Tensor, shape: tuple[int, ...], generator: torch.Generator) 
     return _leaf(out, t.requires_grad)
 
 
-def _as_derived(made: _Made) -> Derived:
+def _as_derived(made: Made) -> Derived:
     (args, kwargs), description = made.call, made.description
     return Derived("resized", 0, args, kwargs, description)
 
@@ -693,7 +701,7 @@ class Transform:
     holds its row."""
 
     #: ``(sample, draws, seed)`` -> the derived samples by index
-    derive: Callable[[_Sample, int, int], dict[int, _Made]]
+    derive: Callable[[Sample, int, int], dict[int, Made]]
     #: It derives one sample at most, named without an index (``noncontiguous``).
     unindexed: bool = False
     #: It casts floating inputs: a derived sample is judged by the dtype it cast to (``dtypes``).
@@ -706,7 +714,7 @@ class Transform:
     pattern: Callable[[int], CallPattern] | None = None
     #: The indices of what it derives from a sample, named without deriving it (where deriving
     #: costs a call of the op): one it then cannot make is not applicable. None: derive to name.
-    indices: Callable[[_Sample], list[int]] | None = None
+    indices: Callable[[Sample], list[int]] | None = None
     #: A call pattern's: how many patterns its indices name (``0`` to ``count - 1``).
     count: int = 1
 

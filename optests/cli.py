@@ -26,6 +26,7 @@ from ._files import check_writable
 from ._findings import Verdict
 from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES
 from ._sanitize import printable, shell_join
+from .errors import CommandError as CommandError
 
 EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 128 + 2, 128 + 13  # as if killed by SIGINT, SIGPIPE, as shells report it
@@ -33,11 +34,6 @@ _EXIT_HELP = (
     "2 usage or input error, 3 internal error (a bug in optests; the traceback is saved to a file), 130 interrupted, "
     "141 the reader of its output went away (a closed pipe)"
 )
-
-
-class CommandError(InputError):
-    """Options that do not go together, or that this machine cannot honour (``--device cuda``
-    without a GPU); the message says which. Change the options and run again."""
 
 
 #: How many unexpected verdicts ``optests judge`` lists a file without ``--all``.

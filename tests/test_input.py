@@ -42,6 +42,7 @@ PYTHON_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT
 def test_the_public_names_are_exactly_these() -> None:
     assert sorted(optests.__all__) == [
         "AuthorError",
+        "Backend",
         "BackwardMismatch",
         "CheckResult",
         "EagerFailure",
@@ -64,6 +65,7 @@ def test_the_public_names_are_exactly_these() -> None:
         "assert_raises_regex",
         "check_op",
         "op_test",
+        "register_backend",
         "run_check",
     ]
     assert optests.OptestsError is OptestsError and optests.InputError is InputError
@@ -89,11 +91,13 @@ ERRORS = [
 
 
 @pytest.mark.parametrize(("module", "name", "base"), ERRORS, ids=[n for _, n, _ in ERRORS])
-def test_every_error_derives_from_the_root_keeping_its_name_and_module(module: str, name: str, base: type) -> None:
+def test_every_error_derives_from_the_root_keeping_its_name_and_import(module: str, name: str, base: type) -> None:
     if module in ("optests._author", "optests._opinfo", "optests._case"):
         pytest.importorskip("torch")
-    cls = getattr(importlib.import_module(module), name)
-    assert (cls.__module__, cls.__name__) == (module, name)
+    cls = getattr(importlib.import_module(module), name)  # still importable where it is raised
+    # defined in the public errors module (the root's own, in _errors, re-exported there)
+    assert cls.__name__ == name and cls.__module__ in ("optests.errors", "optests._errors")
+    assert getattr(importlib.import_module("optests.errors"), name) is cls
     assert issubclass(cls, base) and issubclass(cls, OptestsError)
     assert issubclass(cls, ValueError) or name in ("WriteError", "Busy")  # as before: callers catch ValueError
     assert not issubclass(cls, AssertionError)

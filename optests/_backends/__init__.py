@@ -29,8 +29,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from .._errors import InputError
+from .._findings import error_line, user_code
 from .._key import BACKEND_NAME, DEFAULT_BACKEND
+from .._runner import Died, IsolatedRunner, WorkFailed
+from ..errors import BackendUnavailable as BackendUnavailable
 from .aot_eager import AotEager
 from .aot_eager_decomp_partition import AotEagerDecompPartition
 from .dynamo import Dynamo
@@ -49,6 +51,7 @@ __all__ = [
     "parse_backends",
     "preflight",
     "register",
+    "register_backend",
 ]
 
 #: The in-tree tests a backend may stand for (:attr:`Backend.opinfo_test`), and their test by
@@ -104,9 +107,14 @@ NAME = re.compile(rf"^{BACKEND_NAME}$")
 _RESOLVED: dict[str, Backend] = {}
 
 
-def register(name: str, backend: Backend) -> None:
-    """Make ``backend`` known as ``name`` (in every process that checks: register it where the
-    sweep's conftest or the module ``--import`` names runs)."""
+def register_backend(name: str, backend: Backend) -> None:
+    """Make ``backend`` (a :class:`Backend`) known as ``name``, in every process that checks:
+    call it where the sweep's ``conftest.py`` runs, or in the module ``optests check --import``
+    names. Then ``--optests-backends NAME`` (``--backends``, ``backends=``) selects it, and ids,
+    results and registry entries name it. Public as :func:`optests.register_backend`.
+
+    A ``ValueError`` where ``name`` is not a backend's name (letters, digits, ``_``, ``.``,
+    ``:``) or ``backend`` lacks what the protocol asks."""
     if not NAME.match(name):
         raise ValueError(f"backend name {name!r}: expected letters, digits, '_', '.' or ':', not starting with a digit")
     missing = [a for a in (*_ATTRIBUTES, "compile") if not hasattr(backend, a)]
@@ -117,6 +125,10 @@ def register(name: str, backend: Backend) -> None:
     if backend.opinfo_test not in IN_TREE_TESTS:
         raise ValueError(f"backend {name!r}: opinfo_test={backend.opinfo_test!r}, but expected one of {', '.join(IN_TREE_TESTS)}")
     BACKENDS[name] = backend
+
+
+#: The name vendors were first told to call; :func:`register_backend` is the public one.
+register = register_backend
 
 
 def parse_backends(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -170,13 +182,6 @@ def refuse_modes(modes: Sequence[str], backends: Sequence[str]) -> None:
             )
 
 
-class BackendUnavailable(InputError):
-    """A backend that cannot run on this machine: compiling and calling a trivial function with it
-    failed (inductor without a working C++ compiler, a Dynamo backend whose package is missing, a
-    backend that raises whatever it compiles). Nothing was checked, and no registry changed; the
-    message names the backend and the cause. Install what it needs, or leave it out of the run."""
-
-
 #: The least time a backend's :func:`preflight` may take (a cold inductor build takes seconds).
 PREFLIGHT_TIMEOUT = 300.0
 
@@ -195,8 +200,6 @@ def _probe(name: str) -> str:
     import warnings
 
     import torch
-
-    from .._findings import error_line, user_code
 
     try:
         with warnings.catch_warnings(), user_code():
@@ -217,8 +220,6 @@ def preflight(names: Sequence[str], timeout: float = PREFLIGHT_TIMEOUT) -> None:
     todo = [n for n in dict.fromkeys(names) if n != DEFAULT_BACKEND and n not in _RUNNABLE]
     if not todo:
         return
-    from .._runner import Died, IsolatedRunner, WorkFailed
-
     limit = max(timeout, PREFLIGHT_TIMEOUT)
     runner = IsolatedRunner(_probe)
     try:

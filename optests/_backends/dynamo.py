@@ -18,14 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-
-class GraphBreak(RuntimeError):
-    """Dynamo could not trace the call as one graph (``fullgraph=True``)."""
-
-
-class BackendCompilerFailed(RuntimeError):
-    """The backend raised while compiling Dynamo's graph (torch's ``BackendCompilerFailed``):
-    ``backend='NAME' raised TYPE: first line``, what it raised in the message's first line."""
+from .._findings import error_line
+from ..errors import BackendCompilerFailed as BackendCompilerFailed
+from ..errors import GraphBreak as GraphBreak
 
 
 class Dynamo:
@@ -58,8 +53,6 @@ class Dynamo:
                 lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
                 raise GraphBreak(f"graph break (fullgraph=True): {lines[0] if lines else type(e).__name__}") from e
             except torch._dynamo.exc.BackendCompilerFailed as e:
-                from .._findings import error_line
-
                 cause = e.inner_exception if e.inner_exception is not None else e.__cause__
                 said = error_line(cause) if cause is not None else "an error"
                 raise BackendCompilerFailed(f"backend={e.backend_name!r} raised {said}") from e

@@ -23,19 +23,13 @@ import os
 import tempfile
 
 from .._env import CACHE_ENV, torch_default_cache_dir
-from .._errors import InputError
 from .._files import reason
 from .._sanitize import printable
+from ..errors import CacheDirError as CacheDirError
 from .dynamo import Dynamo
 
 #: The environment variable that names the directory of inductor's (and Dynamo's) caches.
 CACHE_DIR = CACHE_ENV
-
-
-class CacheDirError(InputError):
-    """The compile caches' directory (``TORCHINDUCTOR_CACHE_DIR``, or torch's default) cannot be
-    created or written: torch would fail with a traceback as it imports Dynamo. The message names
-    the directory and what is wrong; point ``TORCHINDUCTOR_CACHE_DIR`` at a writable directory."""
 
 
 def cache_dir() -> tuple[str, bool]:

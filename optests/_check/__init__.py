@@ -13,9 +13,10 @@ checks it lacks, each switchable off:
 - ``float64_reference``: a difference beyond tolerance that is within rounding of the same call
   in float64 is noted, not a finding (verdicts must not depend on how a CPU rounds).
 
-One module per responsibility, lowest first:
+One module per responsibility, lowest first (the entry points, which render a finding's repro,
+are :mod:`optests._api`'s):
 
-- :mod:`._intree`: The in-tree check's helpers, under the in-tree names: the raises-regex context manager, the
+- :mod:`._intree`: The in-tree check's helpers, under the in-tree names.
 - :mod:`._tolerances`: Tolerances: an OpInfo's override raised over ``assert_close``'s defaults, per dtype.
 - :mod:`._metadata`: Metadata of one tensor, as plain data (never holds a tensor: fake tensors must not escape).
 - :mod:`._trace`: The call as a function of its tensors, and what the trace saw the first time AOTAutograd called it.
@@ -26,7 +27,6 @@ One module per responsibility, lowest first:
 - :mod:`._float64`: The float64 judgement: a difference within rounding of the same call in float64 is noted, not a finding.
 - :mod:`._comparisons`: The comparisons of eager and compiled, in the order they run (:data:`COMPARISONS`).
 - :mod:`._orchestration`: The check proper: eager vs compiled on the call's inputs, then on randomized data.
-- :mod:`._entry`: The entry points: :func:`aot_autograd_check` and its non-raising form :func:`run_check`.
 """
 
 from __future__ import annotations
@@ -133,21 +133,6 @@ from ._copies import (
 )
 from ._copies import (
     _widened_dtype as _widened_dtype,
-)
-from ._entry import (
-    _check as _check,
-)
-from ._entry import (
-    _render as _render,
-)
-from ._entry import (
-    _validate as _validate,
-)
-from ._entry import (
-    aot_autograd_check as aot_autograd_check,
-)
-from ._entry import (
-    run_check as run_check,
 )
 from ._float64 import (
     LOWER_ROUNDING_FRACTION as LOWER_ROUNDING_FRACTION,
@@ -321,4 +306,4 @@ from ._trace import (
     _TraceRecord as _TraceRecord,
 )
 
-__all__ = ["CheckOptions", "aot_autograd_check", "assert_close_equal_nan", "assert_raises_regex", "mode_name", "run_check"]
+__all__ = ["CheckOptions", "assert_close_equal_nan", "assert_raises_regex", "mode_name"]

@@ -67,6 +67,9 @@ def get_pattern(name: str) -> CallPattern:
     pattern = PATTERNS.get(name)
     if pattern is not None:
         return pattern
+    # imported here, not at the top: a standalone repro script copies this function (and what
+    # its module binds at the top) without the transforms; it registers its pattern by name, so
+    # it never comes this far
     from .._key import DERIVATIONS, transform_name
 
     index = name.rpartition("-")[2]

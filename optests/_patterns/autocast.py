@@ -13,8 +13,7 @@ from typing import Any
 
 import torch
 
-from .._transforms import Transform, _Made, _Sample
-from .base import Called
+from ..patterns import Called, Made, Sample, Transform
 from .derived import same
 from .single import Single
 
@@ -39,7 +38,7 @@ class Autocast(Single):
         return called
 
 
-def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     floating = [sample.tensor(pos) for pos in sample.inputs if sample.tensor(pos).dtype == torch.float32]
     devices = {t.device.type for t in floating}
     if not floating or len(devices) != 1:

@@ -27,8 +27,7 @@ from typing import Any
 
 import torch
 
-from .._transforms import Transform, _Made, _Sample
-from .base import Called, Unsupported
+from ..patterns import Called, Made, Sample, Transform, Unsupported
 from .derived import differentiable, same
 from .single import Single, loss, tensors
 
@@ -110,7 +109,7 @@ class Backward(Single):
             return (*(g.detach() if g is not None else None for g in first), *second)
 
 
-def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     if not differentiable(sample):
         return {}
     return {i: same(sample, kind) for i, kind in enumerate(BACKWARDS)}

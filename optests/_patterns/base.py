@@ -10,6 +10,8 @@ from typing import Any, Protocol
 import torch
 
 from .._findings import error_line
+from ..errors import DependsOnCpu as DependsOnCpu
+from ..errors import Unsupported as Unsupported
 
 
 @dataclass
@@ -91,14 +93,3 @@ class CallPattern(Protocol):
         ``inputs`` (those that require grad). An error is a finding (a ``backward`` one for the
         compiled call; eager's makes the sample not applicable), except :class:`Unsupported`."""
         ...
-
-
-class Unsupported(RuntimeError):
-    """The compiled call raised an error PyTorch documents as "not supported" for every op
-    (double backward through AOTAutograd): the derived sample is not applicable, not a finding."""
-
-
-class DependsOnCpu(RuntimeError):
-    """Eager's result under a call pattern depends on this machine's CPU (its oneDNN kernels,
-    :func:`optests._check._same_on_every_cpu`): so does what compiled code must return, and the
-    derived sample is not applicable, not a finding."""

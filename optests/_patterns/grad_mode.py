@@ -11,8 +11,7 @@ from typing import Any
 
 import torch
 
-from .._transforms import Transform, _Made, _Sample
-from .base import Called
+from ..patterns import Called, Made, Sample, Transform
 from .derived import same
 from .single import Single
 
@@ -34,7 +33,7 @@ class GradMode(Single):
             return super().call(fn, inputs)
 
 
-def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     if not any(sample.tensor(pos).requires_grad for pos in sample.inputs):
         return {}  # without an input that requires grad, the mode changes nothing
     return {i: same(sample, f"called under {name}", gradients=False) for i, (name, _) in enumerate(GRAD_MODES)}

@@ -13,7 +13,8 @@ from typing import Any
 
 import torch
 
-from .._transforms import Transform, _Made, _plain, _Sample
+from .._transforms import _plain
+from ..patterns import Made, Sample, Transform
 
 
 def inplace_variant(origin: Any) -> Callable[..., Any] | None:
@@ -59,15 +60,15 @@ def _view_of_larger(t: torch.Tensor) -> torch.Tensor:
     return leaf.clone()[1:].view(t.shape)
 
 
-def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     func = inplace_variant(sample.origin)
     if func is None or not sample.inputs or sample.inputs[0] != 0:
         return {}  # the in-place variant mutates its first argument: it must be a tensor
     first = sample.tensor(0)
-    made = {0: _Made(sample.build(requires_grad={0: False}), "the in-place variant", func)}
+    made = {0: Made(sample.build(requires_grad={0: False}), "the in-place variant", func)}
     if first.requires_grad and (first.is_floating_point() or first.is_complex()) and first.numel():
         view = _view_of_larger(first)
-        made[1] = _Made(
+        made[1] = Made(
             sample.build({0: view}), "the in-place variant on a view of a non-leaf (a slice of a tensor requiring grad)", func
         )
     return made

@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
-from .._transforms import Transform, _exact_copy, _Made, _Sample
-from .base import Called, Unsupported, attempt
+from .._transforms import _exact_copy
+from ..patterns import Called, Made, Sample, Transform, Unsupported, attempt
 from .single import Single
 
 #: The ``out=`` tensors, by index.
@@ -26,7 +26,7 @@ OUT_KINDS = ("of the right size", "empty (to be resized)", "not dense", "an inpu
 UNSUPPORTED = ("Shape mismatch with out=", "non-contiguous `out=`")
 
 
-def takes_out(origin: Any, sample: _Sample) -> bool:
+def takes_out(origin: Any, sample: Sample) -> bool:
     """Whether what ``origin`` checks has an out variant."""
     if "out" in sample.kwargs:
         return True
@@ -52,7 +52,7 @@ def _outs(result: Any) -> list[torch.Tensor] | None:
     return None
 
 
-def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     origin = sample.origin
     if origin is None or not takes_out(origin, sample):
         return {}
@@ -67,7 +67,7 @@ def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
     def wrap(made: list[torch.Tensor]) -> Any:
         return made[0] if len(made) == 1 else tuple(made)
 
-    found: dict[int, _Made] = {}
+    found: dict[int, Made] = {}
     for index, kind in enumerate(OUT_KINDS[:3]):
         made = []
         for o in outs:
@@ -80,14 +80,14 @@ def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
         if index == 2 and all(o.numel() < 2 for o in outs):
             continue  # fewer than two elements are dense whatever the strides
         args, kwargs = sample.build(requires_grad=grad_off)
-        found[index] = _Made((args, {**kwargs, "out": wrap(made)}), f"out= {kind}", gradients=False)
+        found[index] = Made((args, {**kwargs, "out": wrap(made)}), f"out= {kind}", gradients=False)
     if len(outs) == 1:
         for pos in sample.inputs:
             t = sample.tensor(pos)
             if t.shape == outs[0].shape and t.dtype == outs[0].dtype and t.device == outs[0].device:
                 shared = _exact_copy(t, False)
                 args, kwargs = sample.build({pos: shared}, requires_grad=grad_off)
-                found[3] = _Made((args, {**kwargs, "out": shared}), f"out= {sample.name(pos)}", gradients=False)
+                found[3] = Made((args, {**kwargs, "out": shared}), f"out= {sample.name(pos)}", gradients=False)
                 break
     return found
 
@@ -111,7 +111,7 @@ class Out(Single):
         return called
 
 
-def _indices(sample: _Sample) -> list[int]:
+def _indices(sample: Sample) -> list[int]:
     """What it derives, named before it is made (without calling the op): every kind."""
     return list(range(len(OUT_KINDS))) if takes_out(sample.origin, sample) else []
 

@@ -13,8 +13,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from .._transforms import Transform, _Made, _Sample
-from .base import Called, attempt
+from ..patterns import Called, Made, Sample, Transform, attempt
 from .derived import same
 from .single import Single
 
@@ -34,7 +33,7 @@ class Outputs(Single):
         return called
 
 
-def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     if not sample.inputs:
         return {}
     return {0: same(sample, "each output mutated in place after the call (mul_(2))")}

@@ -11,8 +11,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from .._transforms import Transform, _Made, _Sample
-from .base import Called
+from ..patterns import Called, Made, Sample, Transform
 from .derived import same
 from .single import Single, loss
 
@@ -57,7 +56,7 @@ class Subclass(Single):
         return (*(p[0] for p in parts), *(p[1] for p in parts))
 
 
-def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     if not sample.inputs or len(sample.inputs) != sum(
         isinstance(x, torch.Tensor) for x in pytree.tree_leaves((sample.args, sample.kwargs))
     ):

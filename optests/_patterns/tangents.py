@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .._transforms import Transform, _Made, _Sample
-from .base import Called, attempt
+from ..patterns import Called, Made, Sample, Transform, attempt
 from .derived import differentiable, same
 from .single import Single, tensors
 
@@ -61,7 +60,7 @@ class Tangents(Single):
         return tuple(made) if made is not None else (None,) * len(diff)
 
 
-def _derive(sample: _Sample, draws: int, seed: int) -> dict[int, _Made]:
+def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     if not differentiable(sample):
         return {}
     return {i: same(sample, f"grad_outputs: {what}") for i, what in enumerate(LAYOUTS)}

@@ -1,4 +1,7 @@
-"""The entry points: :func:`aot_autograd_check` and its non-raising form :func:`run_check`."""
+"""The check's entry points: :func:`aot_autograd_check` and its non-raising form :func:`run_check`.
+
+The check itself (:mod:`optests._check`) knows nothing of how a call is written as source: a
+finding's few-line repro is rendered here, by :mod:`optests._script`, above both."""
 
 from __future__ import annotations
 
@@ -9,12 +12,9 @@ from typing import Any, Literal
 
 import torch
 
-from .. import _script
-from .._findings import CheckResult, Finding, Outcome
-from ._intree import assert_raises_regex, mode_name
-from ._options import CheckOptions
-from ._orchestration import _check_call
-from ._trace import _TensorCall
+from . import _script
+from ._check import CheckOptions, _check_call, _TensorCall, assert_raises_regex, mode_name
+from ._findings import CheckResult, Finding, Outcome
 
 __all__ = ["aot_autograd_check", "run_check"]
 
