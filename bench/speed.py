@@ -9,14 +9,26 @@ about 10 minutes a tree and mode on 2 cores for every 3rd op, the whole static s
 
     python bench/speed.py --skip a,c,d,e --modes static --every 3 --baseline 3322cba --repeat 2
 
-(a) per sample, on the same samples in static and dynamic mode, two processes: our check with
-    its extra checks on, and off, against PyTorch's in-tree ``aot_autograd_check``;
+Against PyTorch's own, on ops ``a*``-``c*`` in a few minutes (every 4th op; parts a and b):
+
+    python bench/speed.py --skip c,d,e --ops 'a*,b*,c*' --every 4
+
+(a) per sample, side by side on the same samples in each mode, two processes, one thread each,
+    the two alternating sample by sample: the sweep's check of a case as its runner child runs
+    it (``optests._execute.execute_in_child``: the OpInfo's decorations, the redraw, the check,
+    the state kept) against PyTorch's in-tree ``aot_autograd_check`` as its OpInfo test calls it
+    (``TestCase.assertEqual``, gradients, the randomized rerun); ops without autograd (which
+    that test skips) and samples the OpInfo's decorations skip are left out. Wall and CPU time,
+    and ours as a ratio of the in-tree check's;
 (b) the sweep's wall time under ``pytest -n 2`` (process start to exit) against the sum of its
     bare check times (the durations in its results file) divided by 2: the harness's overhead;
     and the CPU time of the whole process tree less those check times: the harness's CPU per
     sample outside the timed checks (on a quiet machine; elsewhere other load stretches the checks'
-    wall time, and with it what is subtracted).
-    ``--baseline REV`` runs the same sweep from a temporary ``git worktree`` of REV (its code on
+    wall time, and with it what is subtracted). Then, right after it, the floor: an empty
+    parametrized pytest run of as many items under the same ``-n``; what the harness adds beyond
+    the floor and beyond the check time, as a percentage of the sweep's wall, is the last line
+    ``overhead beyond the floor: X%`` (the median, with ``--repeat``), beside the CPU it adds a
+    sample. ``--baseline REV`` runs the same sweep from a temporary ``git worktree`` of REV (its code on
     ``PYTHONPATH``, its registry and sweep folder), alternating with this tree ``--repeat`` times;
 (c) collection time of the whole default sweep (``--collect-only``), and of the subset;
 (d) ``optests check sin`` wall time, split into imports and checking;
@@ -28,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import multiprocessing
 import os
@@ -54,10 +67,12 @@ SUBSET = (
 MODES = ("static", "dynamic")
 
 
-def every_kth(k: int) -> str:
-    """Every ``k``-th op of the default databases, in their order: a large op set that is the same
-    in every tree and run (ops whose names are globs of others' ids select those too, alike)."""
-    code = f"from optests import _opinfo; print(','.join(r.id for r in _opinfo.all_ops()[::{k}]))"
+def every_kth(k: int, ops: str | None = None) -> str:
+    """Every ``k``-th op of the default databases (of those the globs ``ops`` select), in their
+    order: an op set that is the same in every tree and run (ops whose names are globs of others'
+    ids select those too, alike)."""
+    refs = "_opinfo.all_ops()" if ops is None else f"_opinfo.select(_opinfo.all_ops(), {ops.split(',')!r})"
+    code = f"from optests import _opinfo; print(','.join(r.id for r in {refs}[::{k}]))"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     return done.stdout.strip().splitlines()[-1]
 
@@ -69,77 +84,92 @@ def _pytest(*args: str) -> list[str]:
 # -- (a) ---------------------------------------------------------------------------------------
 
 
-def _checks_worker(job: tuple[str, int, int, tuple[str, ...]]) -> dict[str, list[float]]:
+def _side_by_side_worker(job: tuple[str, int, int, tuple[str, ...]]) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds of each check, by ``checker|mode``, for this shard's ops."""
     ops, shard, shards, modes = job
     import warnings
 
     import torch
+    from torch.testing._internal.common_utils import TestCase
     from torch.testing._internal.optests import aot_autograd_check as in_tree
 
     from optests import _opinfo
-    from optests._api import run_check
-    from optests._check import assert_close_equal_nan
+    from optests._case import Case
+    from optests._execute import decoration_skip, execute_in_child, prepare_child
 
     warnings.filterwarnings("ignore")
-    torch.set_num_threads(1)
-    torch._functorch.config.error_on_custom_op_aliasing = False
+    prepare_child(("op_db", "hop_db"))
+    test = TestCase()
+    dtype = torch.float32
 
-    def ours(s: Any, dynamic: bool, extras: bool) -> None:
-        run_check(
-            s.func, s.args, s.kwargs, dynamic, assert_equals_fn=assert_close_equal_nan, check_gradients=s.check_gradients,
-            try_check_data_specialization=True, skip_correctness_check=s.skip_correctness_check,
-            check_metadata=extras, check_mutations=extras, randomize_without_gradients=extras,
-        )  # fmt: skip
-
-    def theirs(s: Any, dynamic: bool) -> None:
+    def theirs(ref: Any, sample: Any, mode: str) -> None:
+        # as TestEagerFusionOpInfo's test calls it (test/functorch/test_aotdispatch.py)
         try:
             in_tree(
-                s.func, s.args, s.kwargs, dynamic, assert_equals_fn=assert_close_equal_nan, check_gradients=s.check_gradients,
-                try_check_data_specialization=True, skip_correctness_check=s.skip_correctness_check,
+                sample.func, sample.args, sample.kwargs, mode == "dynamic", test.assertRaisesRegex, test.assertEqual,
+                check_gradients=True, try_check_data_specialization=True,
+                skip_correctness_check=sample.skip_correctness_check,
             )  # fmt: skip
         except Exception:  # the in-tree check raises whatever it meets; only its time counts here
             pass
 
-    checkers = {
-        "in-tree": theirs,
-        "ours, extras on": lambda s, d: ours(s, d, True),
-        "ours, extras off": lambda s, d: ours(s, d, False),
-    }
-    warm = next(_opinfo.samples(_opinfo.select(_opinfo.all_ops(), ["sin"])[0], "cpu", torch.float32))
-    for check in checkers.values():  # the first compile in a process pays one-time costs
-        check(warm, False)
-    times: dict[str, list[float]] = defaultdict(list)
-    refs = [r for r in _opinfo.select(_opinfo.all_ops(), ops.split(",")) if _opinfo.applicable(r, "cpu", torch.float32)]
+    def ours(ref: Any, index: int, mode: str) -> None:
+        execute_in_child(Case.of(ref, mode, "float32", "cpu", index))
+
+    all_refs = _opinfo.all_ops(("op_db", "hop_db"))
+    sin = _opinfo.select(all_refs, ["sin"])[0]
+    for mode in modes:  # the first compile of a mode in a process pays one-time costs (dynamic: sympy)
+        ours(sin, 0, mode)
+        theirs(sin, next(_opinfo.samples(sin, "cpu", dtype)), mode)
+    times: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    refs = [r for r in _opinfo.select(all_refs, ops.split(",")) if _opinfo.applicable(r, "cpu", dtype)]
     for n, ref in enumerate(refs):
-        if n % shards != shard:
+        # the in-tree test skips an op without autograd; both skip what the OpInfo's decorations skip
+        if n % shards != shard or not _opinfo.opinfo(ref).supports_autograd:
             continue
-        # each checker gets its own copy of the samples (generated under the same seed): a check
-        # that lets an in-place op mutate its inputs must not change what the next one sees
-        copies = {name: list(_opinfo.samples(ref, "cpu", torch.float32)) for name in checkers}
-        for i in range(len(copies["in-tree"])):
-            for mode in modes:
-                for name, check in checkers.items():
-                    start = time.perf_counter()
-                    check(copies[name][i], mode == "dynamic")
-                    times[f"{name}|{mode}"].append(time.perf_counter() - start)
+        count = len(_opinfo.cached_samples(ref, "cpu", dtype))
+        for mode in modes:
+            if not count or decoration_skip(Case.of(ref, mode, "float32", "cpu", 0)):
+                continue
+            fresh = list(_opinfo.samples(ref, "cpu", dtype))  # the in-tree check mutates what in-place ops mutate
+            for i in range(count):
+                runs = (
+                    ("ours", functools.partial(ours, ref, i, mode)),
+                    ("in-tree", functools.partial(theirs, ref, fresh[i], mode)),
+                )
+                for name, run in runs if i % 2 == 0 else runs[::-1]:  # ABAB: neither always runs first
+                    wall, cpu = time.perf_counter(), time.process_time()
+                    run()
+                    times[f"{name}|{mode}"].append((time.perf_counter() - wall, time.process_time() - cpu))
     return dict(times)
+
+
+def side_by_side(times: dict[str, list[tuple[float, float]]], modes: tuple[str, ...]) -> list[str]:
+    """Part (a)'s report: per mode, each checker's wall and CPU time over the same samples, and
+    ours as a ratio of the in-tree check's."""
+    lines = ["(a) the sweep's check of each sample (its runner child's share) vs the in-tree check, same samples:"]
+    for mode in modes:
+        ours, theirs = times.get(f"ours|{mode}", []), times.get(f"in-tree|{mode}", [])
+        if not ours or len(ours) != len(theirs):
+            lines.append(f"  {mode}: no samples")
+            continue
+        (o_wall, o_cpu), (t_wall, t_cpu) = (tuple(map(sum, zip(*runs))) for runs in (ours, theirs))
+        lines.append(
+            f"  {mode}: {len(ours)} samples; ours {o_wall:.1f} s wall, {o_cpu:.1f} s CPU; in-tree {t_wall:.1f} s wall, "
+            f"{t_cpu:.1f} s CPU; ours/in-tree {o_wall / t_wall:.2f}x wall, {o_cpu / t_cpu:.2f}x CPU"
+        )
+    return lines
 
 
 def part_a(ops: str, modes: tuple[str, ...]) -> None:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(2) as pool:
-        parts = pool.map(_checks_worker, [(ops, i, 2, modes) for i in range(2)])
-    times: dict[str, list[float]] = defaultdict(list)
+        parts = pool.map(_side_by_side_worker, [(ops, i, 2, modes) for i in range(2)])
+    times: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for part in parts:
         for key, values in part.items():
             times[key] += values
-    print("(a) check time per sample, same samples, one thread each, vs the in-tree check:")
-    for mode in modes:
-        base = times[f"in-tree|{mode}"]
-        print(f"  {mode}: {len(base)} samples; in-tree {1000 * sum(base) / len(base):.1f} ms mean")
-        for name in ("ours, extras on", "ours, extras off"):
-            t = times[f"{name}|{mode}"]
-            print(f"    {name:17} {1000 * sum(t) / len(t):6.1f} ms mean  {sum(t) / sum(base):.2f}x in-tree")
+    print("\n".join(side_by_side(times, modes)), flush=True)
 
 
 # -- (b) and (e) -------------------------------------------------------------------------------
@@ -216,6 +246,54 @@ class SweepRun(NamedTuple):
         )
 
 
+class Floor(NamedTuple):
+    """An empty parametrized pytest run: what any run of that many items with that ``-n`` costs."""
+
+    items: int
+    wall: float
+    cpu: float  # user + system time of the whole process tree
+
+
+def floor(items: int, workers: int) -> Floor:
+    """Time an empty parametrized test of ``items`` items under ``pytest -n workers`` (no ``-n``
+    for 0), in a folder of its own, as the sweep is run (``-q``, no cache provider)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "test_floor.py").write_text(
+            f"import pytest\n\n\n@pytest.mark.parametrize('i', range({items}))\ndef test_empty(i):\n    pass\n"
+        )
+        args = [sys.executable, "-m", "pytest", "test_floor.py", "-q", "-p", "no:cacheprovider", "--tb=short"]
+        args += ["-n", str(workers)] if workers else []
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(args, cwd=tmp, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode or not re.search(rf"\b{items} passed", done.stdout):
+        sys.exit(f"bench/speed.py: the empty pytest run of {items} items failed:\n{(done.stdout + done.stderr)[-2000:]}")
+    return Floor(items, wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
+
+
+def beyond_floor(run: SweepRun, base: Floor, workers: int) -> tuple[float, float]:
+    """What the harness adds beyond the floor and beyond the bare check time: as a percentage of
+    the sweep's wall (its wall, less the floor's, less the check time spread over the workers),
+    and in CPU milliseconds a sample (the process tree's CPU less the floor's and the check time)."""
+    wall = run.wall - base.wall - run.bare / workers
+    cpu = run.cpu - base.cpu - run.bare
+    return 100 * wall / run.wall, 1000 * cpu / run.samples
+
+
+def floor_lines(run: SweepRun, base: Floor, workers: int) -> list[str]:
+    """The floor's line and the overhead beyond it (the line that ends with the percentage)."""
+    percent, per_sample = beyond_floor(run, base, workers)
+    rest = run.wall - base.wall - run.bare / workers
+    return [
+        f"floor: empty pytest run of {base.items} items, -n {workers}: wall {base.wall:.1f} s, process tree CPU {base.cpu:.1f} s",
+        f"CPU beyond the floor and the check time: {per_sample:.1f} ms a sample",
+        f"overhead beyond the floor: {percent:.1f}% (wall {run.wall:.1f} s - floor {base.wall:.1f} s "
+        f"- check time / {workers} {run.bare / workers:.1f} s = {rest:.1f} s)",
+    ]
+
+
 def sweep(tree: Path, ops: str, modes: tuple[str, ...], workers: int) -> SweepRun:
     """Part (b)'s sweep, run from ``tree`` with its code first on ``PYTHONPATH``."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])}
@@ -254,16 +332,30 @@ def part_b(ops: str, modes: tuple[str, ...], workers: int, baseline: str | None,
         if baseline is not None:
             trees[f"baseline {baseline}"] = stack.enter_context(_worktree(baseline))
         runs: dict[str, list[SweepRun]] = defaultdict(list)
+        floors: dict[str, list[Floor]] = defaultdict(list)
         for _ in range(repeat):
             for name, tree in trees.items():
                 runs[name].append(sweep(tree, ops, modes, workers))
                 print(f"  {name:20} {runs[name][-1].line(workers)}", flush=True)
+                floors[name].append(floor(runs[name][-1].samples, workers))  # in the same run, right after
+                for line in floor_lines(runs[name][-1], floors[name][-1], workers):
+                    print(f"  {name:20} {line}", flush=True)
     if repeat > 1:
         print("  median of the runs:")
         for name, done in runs.items():
             ratio = statistics.median(r.wall / (r.bare / workers) for r in done)
             outside = statistics.median(1000 * (r.cpu - r.bare) / r.samples for r in done)
             print(f"  {name:20} overhead {100 * (ratio - 1):.1f}%; tree CPU less check time {outside:.1f} ms a sample")
+        for name, done in runs.items():
+            beyond = [beyond_floor(r, f, workers) for r, f in zip(done, floors[name])]
+            cpu = statistics.median(ms for _, ms in beyond)
+            print(f"  {name:20} CPU beyond the floor and the check time: {cpu:.1f} ms a sample")
+            print(f"  {name:20} median overhead beyond the floor: {statistics.median(p for p, _ in beyond):.1f}%")
+    this = [beyond_floor(r, f, workers)[0] for r, f in zip(runs["this tree"], floors["this tree"])]
+    print(
+        f"  this tree: overhead beyond the floor: {statistics.median(this):.1f}%"
+        + (f" (median of {repeat})" if repeat > 1 else "")
+    )
     memory = runs["this tree"][-1].memory
     assert memory is not None
     print("(e) peak memory (VmHWM) by process role during (b), this tree:")
@@ -343,16 +435,20 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="every op instead of the fixed subset")
-    which.add_argument("--ops", default=SUBSET, help="op globs, comma-separated (default: the fixed subset)")
-    which.add_argument("--every", type=_positive, metavar="K", help="every K-th op of the default databases")
+    which.add_argument("--ops", help="op globs, comma-separated (default: the fixed subset)")
+    p.add_argument("--every", type=_positive, metavar="K", help="every K-th op of the default databases (of --ops)")
     p.add_argument("--modes", type=_modes, default=MODES, help="modes, comma-separated (default: static,dynamic)")
     p.add_argument("--workers", type=_positive, default=2, help="pytest-xdist workers in (b) (default: 2)")
     p.add_argument("--baseline", metavar="REV", help="also run (b) from a git worktree of REV, side by side")
     p.add_argument("--repeat", type=_positive, default=1, help="run (b) this many times, alternating the trees")
     p.add_argument("--skip", default="", help="parts to leave out, e.g. 'a,c'")
     a = p.parse_args()
-    ops, skip = ("*" if a.all else every_kth(a.every) if a.every else a.ops), set(a.skip.split(","))
-    shown = "all" if a.all else f"every {a.every}th ({len(ops.split(','))})" if a.every else ops
+    if a.all and a.every:
+        p.error("argument --every: not allowed with argument --all")
+    ops, skip = ("*" if a.all else every_kth(a.every, a.ops) if a.every else a.ops or SUBSET), set(a.skip.split(","))
+    if not ops:
+        p.error(f"argument --ops: {a.ops!r} selects no op")
+    shown = "all" if a.all else f"every {a.every}th of {a.ops or 'all'} ({len(ops.split(','))}): {ops}" if a.every else ops
     print(f"ops: {shown}; modes {', '.join(a.modes)}; {os.cpu_count()} cores")
     if "a" not in skip:
         part_a(ops, a.modes)

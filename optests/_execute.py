@@ -68,10 +68,11 @@ def execute_in_child(case: Case) -> tuple[SampleResult, str]:
     """:func:`execute` with one intra-op thread, as every check runs, and the process state it
     started from set back after it (:func:`optests._state.kept`)."""
     from ._check import one_intra_op_thread
+    from ._runner import serving
     from ._state import kept
 
     one_intra_op_thread()
-    with kept():
+    with kept(since_last=serving()):  # a runner's child: the last task set the state back
         return execute(case)
 
 

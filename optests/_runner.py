@@ -353,6 +353,15 @@ def _die_with(parent: int) -> None:  # pragma: no cover - runs in the child
         os._exit(1)
 
 
+#: Whether this process is a runner's child, serving tasks.
+_SERVING = [False]
+
+
+def serving() -> bool:
+    """Whether this process is a runner's child: between its tasks, only the runner's loop runs."""
+    return _SERVING[0]
+
+
 def _serve(  # pragma: no cover
     work: Callable[[Any], Any], tasks_r: int, results_w: int, stderr_fd: int, fit: Callable[[], bool] | None = None
 ) -> None:
@@ -361,6 +370,7 @@ def _serve(  # pragma: no cover
     ``KeyboardInterrupt`` raised, not Ctrl-C: that reaches only the parent's process group) came
     from user code the work ran, and ends this process as it would any: a ``crash`` of the task."""
     _findings.interrupts_are_raised = True
+    _SERVING[0] = True
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(stderr_fd, 2)

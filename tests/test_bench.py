@@ -99,6 +99,42 @@ def test_the_speed_bench_states_overhead_and_the_cpu_outside_the_checks() -> Non
     )
 
 
+def test_the_speed_bench_prices_the_harness_beyond_an_empty_pytest_run_of_as_many_items() -> None:
+    speed = _bench("speed")
+    # 100 samples, 60 s wall, 100 s of checks on 2 workers (50 s), 110 s of CPU; the empty run
+    # of 100 items: 6 s wall, 7 s CPU. Beyond both: 60 - 6 - 50 = 4 s of the wall, 6.7%; CPU
+    # 110 - 7 - 100 = 3 s, 30 ms a sample.
+    run = speed.SweepRun(100, 60.0, 100.0, 110.0, "100 passed in 59.0s", None)
+    base = speed.Floor(100, 6.0, 7.0)
+    percent, per_sample = speed.beyond_floor(run, base, 2)
+    assert (round(percent, 3), round(per_sample, 3)) == (6.667, 30.0)
+    assert speed.floor_lines(run, base, 2) == [
+        "floor: empty pytest run of 100 items, -n 2: wall 6.0 s, process tree CPU 7.0 s",
+        "CPU beyond the floor and the check time: 30.0 ms a sample",
+        "overhead beyond the floor: 6.7% (wall 60.0 s - floor 6.0 s - check time / 2 50.0 s = 4.0 s)",
+    ]
+
+
+def test_the_speed_bench_times_an_empty_pytest_run_of_as_many_items() -> None:
+    base = _bench("speed").floor(3, 0)
+    assert base.items == 3 and base.wall > 0 and base.cpu > 0
+
+
+def test_the_speed_bench_sets_the_sweeps_check_beside_the_in_tree_check_per_mode() -> None:
+    times = {
+        "ours|static": [(1.0, 0.5), (1.0, 0.5)],
+        "in-tree|static": [(2.0, 1.0), (3.0, 1.5)],
+        "ours|dynamic": [(4.0, 2.0)],
+        "in-tree|dynamic": [(2.0, 1.0)],
+    }
+    assert _bench("speed").side_by_side(times, ("static", "dynamic", "static-nofunc")) == [
+        "(a) the sweep's check of each sample (its runner child's share) vs the in-tree check, same samples:",
+        "  static: 2 samples; ours 2.0 s wall, 1.0 s CPU; in-tree 5.0 s wall, 2.5 s CPU; ours/in-tree 0.40x wall, 0.40x CPU",
+        "  dynamic: 1 samples; ours 4.0 s wall, 2.0 s CPU; in-tree 2.0 s wall, 1.0 s CPU; ours/in-tree 2.00x wall, 2.00x CPU",
+        "  static-nofunc: no samples",
+    ]
+
+
 def test_the_speed_bench_refuses_bad_modes_and_counts(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,6 +153,7 @@ def test_the_speed_bench_takes_every_kth_op_and_a_baseline_from_a_worktree() -> 
     from optests import _opinfo
 
     assert speed.every_kth(200).split(",") == [r.id for r in _opinfo.all_ops()[::200]]
+    assert speed.every_kth(3, "c*,a*").split(",") == [r.id for r in _opinfo.select(_opinfo.all_ops(), ["c*", "a*"])[::3]]
     with speed._worktree("HEAD") as tree:
         assert (tree / "optests" / "__init__.py").is_file() and (tree / "opinfo_sweeps").is_dir()
     assert not tree.exists()  # removed afterwards
@@ -174,3 +211,20 @@ def test_the_in_tree_lists_comparison_sorts_ops_by_who_lists_their_failures() ->
         "theirs only: cos: listed skip, passes here",
         "not run: mm: listed skip",
     ]
+
+
+def test_the_check_seeds_the_cpu_generator_alone_where_no_accelerator_is_in_use() -> None:
+    # torch.manual_seed queues a seeding of each accelerator not yet initialized, formatting the
+    # stack for each (about 2 ms a call, five calls a check): where none is in use, the check
+    # seeds the CPU generator alone, and draws the same numbers in eager and compiled runs
+    import torch
+
+    from optests import run_check
+
+    if torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+        pytest.skip("CUDA is in use: torch.manual_seed seeds it at once")
+    queued = torch.cuda._lazy_seed_tracker.get_calls()
+    x = torch.ones(64, requires_grad=True)
+    result = run_check(torch.nn.functional.dropout, [x], {"p": 0.5}, False, try_check_data_specialization=True)
+    assert result.outcome is Outcome.PASSED, result.message
+    assert torch.cuda._lazy_seed_tracker.get_calls() == queued  # nothing queued

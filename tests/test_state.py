@@ -133,3 +133,39 @@ def test_a_default_device_is_set_back_in_process_with_no_mode_left_behind() -> N
     with _state.kept():
         torch.set_default_device("meta")
     assert (_state.leaks(), torch._C._len_torch_function_stack(), torch.empty(1).device.type) == ([], 0, "cpu")
+
+
+def test_a_block_after_another_in_a_runner_child_starts_from_the_state_the_last_set_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    captures: list[int] = []
+    real = _state.capture
+
+    def counted() -> dict[str, Any]:
+        captures.append(1)
+        return real()
+
+    monkeypatch.setattr(_state, "capture", counted)
+    with _state.kept():
+        torch.set_default_dtype(torch.float64)
+    assert torch.get_default_dtype() is torch.float32 and len(captures) == 3  # before, after, after setting back
+    with _state.kept(since_last=True):
+        torch.set_default_dtype(torch.float64)
+    assert torch.get_default_dtype() is torch.float32  # set back, from the state the last block set back
+    assert len(captures) == 3 + 2  # not captured again before the block
+    with _state.kept():
+        pass
+    assert len(captures) == 5 + 2  # without since_last: captured before
+
+
+def test_a_runner_child_knows_it_serves_tasks() -> None:
+    assert not _runner.serving()
+    runner = _runner.IsolatedRunner(_serving)
+    try:
+        assert runner.run(None, 60) is True
+    finally:
+        runner.close()
+
+
+def _serving(_: object) -> bool:
+    return _runner.serving()
