@@ -325,7 +325,7 @@ def _holds_for_some_release(torch: str, oldest: str = "0.0") -> bool:
 def _backend_problem(backend: str, mode: str) -> str:
     """What makes an entry of ``backend`` in ``mode`` one no run can make, as far as it is known
     for sure before any backend is registered; "" where it may match. A plain name that is not
-    built in may be registered later (``optests._backends.register``): it is judged by the run
+    built in may be registered later (``optests.register_backend``): it is judged by the run
     (:func:`stale`)."""
     from ._backends import BACKENDS, DYNAMO
 

@@ -340,12 +340,12 @@ OPTIONS: tuple[Option, ...] = (
         "backends",
         "backends that compile the check, comma-separated: aot_eager (AOTAutograd, no-op compilers), "
         "aot_eager_decomp_partition, inductor, dynamo:NAME (torch.compile with a Dynamo backend), "
-        "MODULE:ATTRIBUTE (your torch.compile backend), or one registered with optests._backends.register",
+        "MODULE:ATTRIBUTE (your torch.compile backend), or one registered with optests.register_backend",
         DEFAULT_BACKEND,
         _backends,
         author_help="backends that compile the check, comma-separated: aot_eager, aot_eager_decomp_partition, inductor, "
         "dynamo:NAME (torch.compile with a Dynamo backend), MODULE:ATTRIBUTE (your torch.compile backend), or one "
-        "registered with optests._backends.register by a module --import names",
+        "registered with optests.register_backend by a module --import names",
         metavar="LIST",
         keywords_of=(_PLAN, _TARGET, _CHECK_OP, _OP_TEST),
         keyword_value=_tuple,
