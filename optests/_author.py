@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import inspect
 import json
 import time
 import warnings
@@ -696,7 +697,7 @@ def op_test(
     _compile_cache(compile_cache)  # a bad choice fails the module's import, not each test
 
     @pytest.mark.parametrize("optests_sample_id", list(planned))
-    def test(optests_sample_id: str, record_property: Callable[[str, object], None]) -> None:
+    def test(optests_sample_id: str, record_property: Callable[[str, object], None] = _no_property) -> None:
         # each test checks its own sample, on the process (xdist worker) that runs it
         target, p = planned[optests_sample_id]
         with _compile_cache(compile_cache):
@@ -715,7 +716,17 @@ def op_test(
                 raise AssertionError(f"[eager] the OpInfo's samples cannot be made: {p.reason}")
             raise AssertionError(f"{verdict.value}: {checked.judgement}")
 
+    # pytest passes what the signature names without a default: its record_property fixture too
+    # (a direct call, test(sample_id), records nowhere)
+    signature = inspect.signature(test)
+    test.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p.replace(default=inspect.Parameter.empty) for p in signature.parameters.values()]
+    )
     return test
+
+
+def _no_property(name: str, value: object) -> None:
+    """Where an :func:`op_test` test is called directly: its record goes nowhere."""
 
 
 class StaleEntryWarning(UserWarning):
