@@ -472,7 +472,9 @@ class Ran:
     report: str
     #: As the check was called: ``True``, ``False`` or ``"auto"``.
     check_gradients: bool | Literal["auto"]
-    #: The inputs checked (a derived sample's, or the base's), detached; None where not asked for.
+    #: The inputs checked (a derived sample's, or the base's), detached; None where not asked
+    #: for, or where they do not cross the process boundary (a closure among them): the caller
+    #: has the base sample's.
     inputs: Inputs | None = None
     #: The callable the check compiled where it is not the base's (``inplace``: the in-place
     #: variant), if it crosses the process boundary; None: the base's.
@@ -499,14 +501,18 @@ def run_child(
     if not inputs:  # the caller keeps the record and the report: the finding stays where it is
         return Ran(checked.result, report, checked.check_gradients, shrunk=smallest)
     result = portable(checked.result)
-    args, kwargs = portable_value((list(checked.inputs[0]), dict(checked.inputs[1])))
+    checked_inputs: Inputs | None = portable_value((list(checked.inputs[0]), dict(checked.inputs[1])))
     func = checked.func if checked.func is not base.func else None
-    if func is not None:
+    for value in (checked_inputs, func, smallest):
         try:
-            pickle.dumps(func)
-        except Exception:  # a closure: the repro names the base's callable
-            func = None
-    return Ran(result, report, checked.check_gradients, (args, kwargs), func, smallest)
+            pickle.dumps(value)
+        except Exception:  # a closure among them: the caller falls back to the base sample's
+            checked_inputs, func, smallest = (
+                None if value is checked_inputs else checked_inputs,
+                None if value is func else func,
+                None if value is smallest else smallest,
+            )
+    return Ran(result, report, checked.check_gradients, checked_inputs, func, smallest)
 
 
 def portable_value(value: Any) -> Any:
