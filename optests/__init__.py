@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ._author import AuthorError, SampleCheck, check_op, op_test
     from ._check import aot_autograd_check, assert_raises_regex, run_check
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AuthorError",

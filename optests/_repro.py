@@ -92,7 +92,8 @@ def _callable_expr(fn: Any, imports: list[str]) -> str:
         imports.append("import functools")
         return f"functools.partial({', '.join(parts)})"
     name = getattr(fn, "__name__", "")
-    if getattr(fn, "__module__", None) == _check.__name__ and getattr(_check, name, None) is fn:
+    module = str(getattr(fn, "__module__", ""))
+    if (module == _check.__name__ or module.startswith(_check.__name__ + ".")) and getattr(_check, name, None) is fn:
         return str(name)
     named_imports, named = func_source(fn)
     if "TODO" in named:

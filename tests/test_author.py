@@ -21,15 +21,15 @@ BIN = Path(sys.executable).parent
 
 
 def _run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """A README command, with .venv/bin/ meaning this interpreter's bin directory."""
+    """A command of the docs, with .venv/bin/ meaning this interpreter's bin directory."""
     argv = command.split()
     argv[0] = str(BIN / Path(argv[0]).name)
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
 
 
-def test_the_readme_walkthrough_works_as_written(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Checking your own op", 1)[1].split("\n## ", 1)[0]
+def test_the_author_guide_walkthrough_works_as_written(tmp_path: Path) -> None:
+    guide = (ROOT / "docs" / "author.md").read_text()
+    section = guide.split("# Checking your own op", 1)[1].split("\n## ", 1)[0]
     code = re.search(r"```python\n# file: mylib.py\n(.*?)```", section, re.S)
     assert code is not None
     (tmp_path / "mylib.py").write_text(code.group(1))

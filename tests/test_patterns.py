@@ -403,7 +403,7 @@ def test_an_eager_dtype_only_this_cpus_onednn_gives_leaves_the_pattern_not_appli
     depends on the CPU, and the derived sample is not applicable (as where that CPU's oneDNN
     refuses), not a metadata finding. Where the dtypes agree, or the call without oneDNN raises
     (no reference), the sample is checked as before. On any CPU: the kernels are pretended."""
-    monkeypatch.setattr("optests._check._cpu_has_kernels", lambda: True)
+    monkeypatch.setattr("optests._check._orchestration._cpu_has_kernels", lambda: True)
     checks = optests.check_op(func, [make()], modes=["static"], transforms="autocast")
     result = {c.key.transform: c.result for c in checks}["autocast"]
     if applies:

@@ -1,0 +1,76 @@
+"""Running a call: compiled by the backend, called by the pattern under the RNG seed."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import functorch.compile  # noqa: F401  (the aot_eager backend's, loaded with the check: before a runner forks)
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .._backends import get_backend
+from .._findings import user_code
+from .._patterns import Called, CallPattern
+from ._options import _Checking
+
+_SEED = 42
+
+
+_RANDOM_DATA_SEED = 1234
+
+
+@contextlib.contextmanager
+def _seeded(tensors: Sequence[torch.Tensor], seed: int = _SEED) -> Iterator[None]:
+    devices = sorted({t.device.index or 0 for t in tensors if t.device.type == "cuda"})
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield
+
+
+def _called(pattern: CallPattern, fn: Callable[..., Any], inputs: list[torch.Tensor], seed: int = _SEED) -> Called:
+    """``fn`` (eager, compiled or the float64 reference's eager) called as ``pattern`` calls it,
+    under the RNG seed: the same for each, so ops that draw random numbers agree. What the op or
+    the backend raises is theirs, ``SystemExit`` too (:func:`optests._findings.user_code`)."""
+    with _seeded(inputs, seed), user_code():
+        return pattern.call(fn, inputs)
+
+
+def _user_gradients(pattern: CallPattern, called: Called, inputs: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+    """``pattern``'s gradients of what :func:`_called` made: as user code (the op's backward)."""
+    with user_code():
+        return pattern.gradients(called, inputs)
+
+
+@dataclass
+class _Run:
+    inputs: list[torch.Tensor]
+    called: Called | None = None
+    grads: tuple[torch.Tensor | None, ...] | None = None
+    error: BaseException | None = None  # forward (or trace) error
+    backward_error: BaseException | None = None
+
+    @property
+    def out(self) -> Any:
+        """The function's outputs, as it returned them."""
+        return self.called.out if self.called is not None else None
+
+
+class _DrawsRandom(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """Notes the first op tagged ``nondeterministic_seeded`` that runs under it."""
+
+    found: str | None = None
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if self.found is None and torch.Tag.nondeterministic_seeded in func.tags:
+            self.found = str(func)
+        return func(*args, **(kwargs or {}))
+
+
+def _compile(call: Callable[..., Any], opts: _Checking) -> Callable[..., Any]:
+    options = opts.options
+    return get_backend(options.backend).compile(
+        call, dynamic=options.dynamic, disable_functionalization=options.disable_functionalization
+    )
