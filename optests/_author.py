@@ -24,7 +24,7 @@ from ._check import one_intra_op_thread
 from ._env import CompileCache, parse_compile_cache
 from ._errors import InputError
 from ._findings import CheckResult, Verdict
-from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
+from ._key import DTYPES, MODES, Mode, SampleKey, op_id
 from ._pipeline import (
     Base,
     DeadBases,
@@ -48,7 +48,7 @@ from ._pipeline import (
 )
 from ._pipeline import plan as plan_keys
 from ._results import SampleResult
-from ._settings import DEFAULT_TIMEOUT, KNOWN_DBS, MODULE_DBS
+from ._settings import AUTHOR_DEFAULTS, KNOWN_DBS, MODULE_DBS
 
 if TYPE_CHECKING:
     from ._transforms import Derived
@@ -293,12 +293,12 @@ def plan(
     target: Target,
     samples: Sequence[Sample] | None,
     *,
-    modes: Sequence[str] = ("static", "dynamic"),
-    dtypes: Sequence[str] = ("float32",),
-    device: str = "cpu",
-    transforms: str | Sequence[str] = "all",
-    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
-    select: str = "all",
+    modes: Sequence[str] = AUTHOR_DEFAULTS.modes,
+    dtypes: Sequence[str] = AUTHOR_DEFAULTS.dtypes,
+    device: str = AUTHOR_DEFAULTS.device,
+    transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
+    backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
+    select: str = AUTHOR_DEFAULTS.select,
 ) -> list[Planned]:
     """The checks :func:`check_target` makes, without making them (:func:`optests._pipeline.plan`,
     as the sweep plans them): by dtype, mode and backend, each sample followed by the samples
@@ -372,22 +372,22 @@ def run_planned(
     target: Target,
     planned: Sequence[Planned],
     *,
-    timeout: float = DEFAULT_TIMEOUT,  # as the sweep's --optests-timeout
+    timeout: float = AUTHOR_DEFAULTS.timeout,
     isolated: bool = True,
     shrink: bool = False,
-    derived_after_death: bool = False,
+    derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     dead: DeadBases | None = None,
-    registry: _registry.Registry | None = None,
+    judged_by: _registry.Registry | None = None,
     registry_name: str = "none given",
 ) -> list[SampleCheck]:
     """Run and judge the planned checks, in the pipeline's order (:mod:`optests._pipeline`): a
-    broken key, a not-applicable one and one the ``registry``'s ``skip`` entry covers are decided
+    broken key, a not-applicable one and one a ``skip`` entry of ``judged_by`` covers are decided
     here, without a check; every other key is checked (:func:`optests._pipeline.run_child`) in
     an isolated child process (``isolated``, POSIX), ``timeout`` seconds at most: a check that
     runs longer is a ``timeout``, one whose process dies a ``crash``, and the next check gets a
     fresh child. The child returns the inputs it checked: nothing here derives or calls the op.
-    Each record is judged by ``registry`` (none: an empty one; ``registry_name`` is how messages
-    name it). A sample derived from one whose check died so is not run, but ``skipped`` (saying
+    Each record is judged by ``judged_by`` (none: an empty registry; ``registry_name`` is how
+    messages name it). A sample derived from one whose check died so is not run, but ``skipped`` (saying
     why), unless ``derived_after_death``; ``dead`` keeps those deaths across calls (else this
     call's alone). Where a child cannot be forked (CUDA is initialized), the checks run in this
     process. With ``shrink``, a ``resized`` finding is also shrunk to the smallest sizes that fail
@@ -396,7 +396,7 @@ def run_planned(
     cannot run on this machine is an :class:`AuthorError`, not a finding on every sample."""
     from ._backends import BackendUnavailable, preflight
 
-    registry = registry if registry is not None else _registry.Registry([], str(torch.__version__))
+    registry = judged_by if judged_by is not None else _registry.Registry([], str(torch.__version__))
     to_run = [p for p in planned if p.base is not None]
     try:
         preflight([p.key.backend for p in to_run], timeout)
@@ -478,27 +478,27 @@ def check_target(
     target: Target,
     samples: Sequence[Sample] | None,
     *,
-    modes: Sequence[str] = ("static", "dynamic"),
-    dtypes: Sequence[str] = ("float32",),
-    device: str = "cpu",
-    transforms: str | Sequence[str] = "all",
-    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
-    timeout: float = DEFAULT_TIMEOUT,
+    modes: Sequence[str] = AUTHOR_DEFAULTS.modes,
+    dtypes: Sequence[str] = AUTHOR_DEFAULTS.dtypes,
+    device: str = AUTHOR_DEFAULTS.device,
+    transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
+    backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
+    timeout: float = AUTHOR_DEFAULTS.timeout,
     isolated: bool = True,
     shrink: bool = False,
-    select: str = "all",
-    derived_after_death: bool = False,
-    registry: _registry.Registry | None = None,
+    select: str = AUTHOR_DEFAULTS.select,
+    derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
+    judged_by: _registry.Registry | None = None,
     registry_name: str = "none given",
 ) -> list[SampleCheck]:
     """Check every sample (or those ``select`` picks), and every sample each transform derives,
-    in every mode and backend, judged by ``registry`` (see :func:`plan` and :func:`run_planned`)."""
+    in every mode and backend, judged by ``judged_by`` (see :func:`plan` and :func:`run_planned`)."""
     planned = plan(
         target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends, select=select
     )
     return run_planned(
         target, planned, timeout=timeout, isolated=isolated, shrink=shrink, derived_after_death=derived_after_death,
-        registry=registry, registry_name=registry_name,
+        judged_by=judged_by, registry_name=registry_name,
     )  # fmt: skip
 
 
@@ -580,15 +580,15 @@ def check_op(
     op: Any,
     samples: Iterable[Any] | None = None,
     *,
-    modes: Sequence[str] = ("static", "dynamic"),
-    dtypes: Sequence[str] = ("float32",),
-    device: str = "cpu",
-    transforms: str | Sequence[str] = "all",
-    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
-    select: str = "all",
-    derived_after_death: bool = False,
-    compile_cache: str = "fresh",
-    registry: str | Path | None = None,
+    modes: Sequence[str] = AUTHOR_DEFAULTS.modes,
+    dtypes: Sequence[str] = AUTHOR_DEFAULTS.dtypes,
+    device: str = AUTHOR_DEFAULTS.device,
+    transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
+    backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
+    select: str = AUTHOR_DEFAULTS.select,
+    derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
+    compile_cache: str = AUTHOR_DEFAULTS.compile_cache,
+    registry: str | Path | None = AUTHOR_DEFAULTS.registry,
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
@@ -636,7 +636,7 @@ def check_op(
                 backends=backends,
                 select=select,
                 derived_after_death=derived_after_death,
-                registry=judged_by,
+                judged_by=judged_by,
                 registry_name=name,
             )
         ]
@@ -662,12 +662,12 @@ def op_test(
     op: Any,
     samples: Iterable[Any] | Callable[[], Iterable[Any]] | None = None,
     *,
-    modes: Sequence[str] = ("static", "dynamic"),
-    registry: str | Path | None = None,
-    transforms: str | Sequence[str] = "all",
-    backends: str | Sequence[str] = (DEFAULT_BACKEND,),
-    derived_after_death: bool = False,
-    compile_cache: str = "fresh",
+    modes: Sequence[str] = AUTHOR_DEFAULTS.modes,
+    registry: str | Path | None = AUTHOR_DEFAULTS.registry,
+    transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
+    backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
+    derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
+    compile_cache: str = AUTHOR_DEFAULTS.compile_cache,
 ) -> Callable[..., None]:
     """A pytest test function over ``op``'s samples (and the samples ``transforms`` derive, as in
     :func:`check_op`) and modes, one test per pair, judged against an expected-failures registry
@@ -702,7 +702,7 @@ def op_test(
         target, p = planned[optests_sample_id]
         with _compile_cache(compile_cache):
             (checked,) = run_planned(
-                target, [p], derived_after_death=derived_after_death, dead=dead, registry=judged_by, registry_name=name
+                target, [p], derived_after_death=derived_after_death, dead=dead, judged_by=judged_by, registry_name=name
             )
         record_property(RECORD_PROPERTY, json.dumps(checked.record().to_json()))  # as the sweep's tests carry theirs
         verdict = checked.verdict

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -50,27 +51,90 @@ class RegistryError(InputError):
     control and accept the results again (``optests accept``)."""
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+def _value(member: enum.Enum) -> Any:
+    return member.value
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryField:
+    """One field of a registry entry, declared once as the metadata of :class:`Entry`'s field
+    (:func:`_declared`): reading and checking a file (:func:`parse`), writing one
+    (:meth:`Entry.to_json`, :func:`dump`), an accept's new entries and the contract's table of
+    fields all derive from :data:`FIELDS`. An entry's :attr:`~Entry.scope` is made of the fields
+    :class:`Scope` names (a sample key's scope too: ``optests._key``), which are fields here. Fields:
+
+    - ``name``, ``required`` (a field without a default: every entry has it in the file) and
+      ``default`` (what an entry without it means; it is left out of the file where it holds it):
+      :class:`Entry`'s own;
+    - ``types``: the JSON types its value may have, and ``kind``: what a message says it must be;
+    - ``valid``: the values it may take (empty: any), and ``not_empty``: ``"empty"`` where it may
+      not be ``""``, ``"blank"`` where it may not be whitespace either;
+    - ``encode``: the JSON value of the attribute; ``decode``: the attribute of a checked value.
+
+    Checks that span fields or need more than a field's value (``samples``' ranges against the
+    file's budget, ``transform``, ``backend`` against ``mode``, the ``torch`` range) are
+    :func:`_entry`'s, after these.
+    """
+
+    name: str = ""
+    required: bool = False
+    default: Any = None
+    types: type | tuple[type, ...] = str
+    kind: str = "string"
+    valid: tuple[str, ...] = ()
+    not_empty: Literal["", "empty", "blank"] = ""
+    encode: Callable[[Any], Any] = _same
+    decode: Callable[[Any], Any] = _same
+
+
+_METADATA = "optests.registry"
+
+
+def _declared(**declared: Any) -> dict[str, EntryField]:
+    """The metadata of an :class:`Entry` field: how the registry file holds it (:class:`EntryField`)."""
+    return {_METADATA: EntryField(**declared)}
+
+
+_STATUSES = tuple(s.value for s in Status)
+_STAGES = tuple(s.value for s in Stage)
+
+
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    op: str
-    variant: str
-    mode: str
-    dtype: str
-    device: str
-    status: Status
-    stage: Stage
-    reason: str
-    samples: tuple[int, ...] | None = None  # None: every sample of the scope (skip only)
-    issue: str = ""
-    torch: str = ""  # a version specifier such as ">=2.13,<2.14"; empty: every version
-    #: The transform that derived the samples (``transposed``, ``duplicated-1``); empty: as they are.
-    transform: str = ""
-    #: The backend whose samples it covers (``optests._backends``); an entry without one covers aot_eager's.
-    backend: str = DEFAULT_BACKEND
+    """One entry of the registry. Its fields are declared here once, each with how the file holds
+    it (:class:`EntryField`, collected in :data:`FIELDS`), in the order the file and the contract
+    list them."""
 
-    @property
+    op: str = dataclasses.field(metadata=_declared(not_empty="empty"))
+    variant: str = dataclasses.field(metadata=_declared())
+    mode: str = dataclasses.field(metadata=_declared(valid=MODES))
+    dtype: str = dataclasses.field(metadata=_declared(valid=DTYPES))
+    device: str = dataclasses.field(metadata=_declared(valid=DEVICES))
+    status: Status = dataclasses.field(metadata=_declared(valid=_STATUSES, encode=_value, decode=Status))
+    stage: Stage = dataclasses.field(metadata=_declared(valid=_STAGES, encode=_value, decode=Stage))
+    reason: str = dataclasses.field(metadata=_declared(not_empty="blank"))
+    #: The samples it covers (``"0-3, 7"`` in the file: :func:`ranges`, read by :func:`_entry`
+    #: against the file's budget); None: every sample of the scope (``skip`` only).
+    samples: tuple[int, ...] | None = dataclasses.field(
+        default=None, metadata=_declared(types=(str, list), kind="list or a string of ranges", encode=lambda s: ranges(s))
+    )
+    issue: str = dataclasses.field(default="", metadata=_declared())
+    #: A version specifier such as ``">=2.13,<2.14"``; empty: every version.
+    torch: str = dataclasses.field(default="", metadata=_declared())
+    #: The transform that derived the samples (``transposed``, ``duplicated-1``); empty: as they are.
+    transform: str = dataclasses.field(default="", metadata=_declared())
+    #: The backend whose samples it covers (``optests._backends``); an entry without one covers aot_eager's.
+    backend: str = dataclasses.field(default=DEFAULT_BACKEND, metadata=_declared())
+
+    @functools.cached_property
     def scope(self) -> Scope:
-        return Scope(self.op, self.variant, self.mode, self.dtype, self.device, self.transform, self.backend)
+        """The samples it covers: its fields that :class:`Scope` names (made once: a registry's
+        checks ask for it per listed sample)."""
+        return Scope(*[getattr(self, name) for name in Scope._fields])
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -97,27 +161,22 @@ class Entry:
         return Version(torch_version) in SpecifierSet(self.torch, prereleases=True)
 
     def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "op": self.op,
-            "variant": self.variant,
-            "mode": self.mode,
-            "dtype": self.dtype,
-            "device": self.device,
-            "status": self.status.value,
-            "stage": self.stage.value,
-            "reason": self.reason,
-        }
-        if self.samples is not None:
-            d["samples"] = ranges(self.samples)
-        if self.issue:
-            d["issue"] = self.issue
-        if self.torch:
-            d["torch"] = self.torch
-        if self.transform:
-            d["transform"] = self.transform
-        if self.backend != DEFAULT_BACKEND:
-            d["backend"] = self.backend
-        return d
+        """The entry as the file holds it: every field of :data:`FIELDS`, but those that hold
+        their default and need not be written."""
+        out = {}
+        for f in FIELDS:
+            value = getattr(self, f.name)
+            if f.required or value != f.default:
+                out[f.name] = f.encode(value)
+        return out
+
+
+#: The fields of :class:`Entry`, each as the registry file holds it, in their order.
+FIELDS: tuple[EntryField, ...] = tuple(
+    dataclasses.replace(f.metadata[_METADATA], name=f.name, required=f.default is dataclasses.MISSING, default=f.default)
+    for f in dataclasses.fields(Entry)
+)
+_FIELD_NAMES = frozenset(f.name for f in FIELDS)
 
 
 def ranges(samples: Iterable[int]) -> str:
@@ -181,24 +240,6 @@ _SERIES = re.compile(r"^[0-9]+\.[0-9]+$")
 #: ==2.13.* and !=2.14.* (not <=2.13, which excludes 2.13.1, nor ==2.13.0).
 _SERIES_CLAUSE = re.compile(r"^(?:(?:<|>=)[0-9]+\.[0-9]+|(?:==|!=)[0-9]+\.[0-9]+\.\*)$")
 
-_REQUIRED: dict[str, type] = {
-    "op": str,
-    "variant": str,
-    "mode": str,
-    "dtype": str,
-    "device": str,
-    "status": str,
-    "stage": str,
-    "reason": str,
-}
-_OPTIONAL: dict[str, type | tuple[type, ...]] = {
-    "samples": (str, list),
-    "issue": str,
-    "torch": str,
-    "transform": str,
-    "backend": str,
-}
-
 
 def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
     """One entry of the registry; ``budget``: how many samples it may list (what
@@ -206,29 +247,23 @@ def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
     if not isinstance(raw, dict):
         raise RegistryError(f"{where}: an entry must be an object, got {type(raw).__name__}")
     label = f"{where} ({raw.get('op', '?')} {raw.get('mode', '?')})"
-    for name, typ in _REQUIRED.items():
-        if name not in raw:
-            raise RegistryError(f"{label}: missing field {name!r}")
-        if not isinstance(raw[name], typ):
-            raise RegistryError(f"{label}: field {name!r} must be a string, got {raw[name]!r}")
-    unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
+    for f in FIELDS:  # the required ones first, one by one
+        if f.required and f.name not in raw:
+            raise RegistryError(f"{label}: missing field {f.name!r}")
+        if f.required and not isinstance(raw[f.name], f.types):
+            raise RegistryError(f"{label}: field {f.name!r} must be a {f.kind}, got {raw[f.name]!r}")
+    unknown = raw.keys() - _FIELD_NAMES
     if unknown:
-        raise RegistryError(f"{label}: unknown field {sorted(unknown)[0]!r}; fields: {', '.join([*_REQUIRED, *_OPTIONAL])}")
-    for name, types in _OPTIONAL.items():
-        if name in raw and not isinstance(raw[name], types):
-            kind = "list or a string of ranges" if name == "samples" else "string"
-            raise RegistryError(f"{label}: field {name!r} must be a {kind}, got {raw[name]!r}")
-    for name, valid in (
-        ("mode", MODES),
-        ("dtype", DTYPES),
-        ("device", DEVICES),
-        ("status", [s.value for s in Status]),
-        ("stage", [s.value for s in Stage]),
-    ):
-        if raw[name] not in valid:
-            raise RegistryError(f"{label}: unknown {name} {raw[name]!r}; valid: {', '.join(valid)}")
-    if not raw["op"] or not raw["reason"].strip():
-        raise RegistryError(f"{label}: {'op' if not raw['op'] else 'reason'} must not be empty")
+        raise RegistryError(f"{label}: unknown field {sorted(unknown)[0]!r}; fields: {', '.join(f.name for f in FIELDS)}")
+    for f in FIELDS:
+        if not f.required and f.name in raw and not isinstance(raw[f.name], f.types):
+            raise RegistryError(f"{label}: field {f.name!r} must be a {f.kind}, got {raw[f.name]!r}")
+    for f in FIELDS:
+        if f.valid and f.name in raw and raw[f.name] not in f.valid:
+            raise RegistryError(f"{label}: unknown {f.name} {raw[f.name]!r}; valid: {', '.join(f.valid)}")
+    for f in FIELDS:
+        if f.not_empty and f.name in raw and not (raw[f.name].strip() if f.not_empty == "blank" else raw[f.name]):
+            raise RegistryError(f"{label}: {f.name} must not be empty")
     samples = raw.get("samples")
     if isinstance(samples, str):
         try:
@@ -274,21 +309,9 @@ def _entry(raw: object, where: str, budget: int = LISTED_LIMIT) -> Entry:
                 f"{label}: torch {raw['torch']!r} holds only for releases before {OLDEST_TORCH}, the oldest optests "
                 "supports, so the entry can never match"
             )
-    return Entry(
-        op=raw["op"],
-        variant=raw["variant"],
-        mode=raw["mode"],
-        dtype=raw["dtype"],
-        device=raw["device"],
-        status=Status(raw["status"]),
-        stage=Stage(raw["stage"]),
-        reason=raw["reason"],
-        samples=tuple(samples) if samples is not None else None,
-        issue=raw.get("issue", ""),
-        torch=raw.get("torch", ""),
-        transform=raw.get("transform", ""),
-        backend=raw.get("backend", DEFAULT_BACKEND),
-    )
+    values = {f.name: f.decode(raw[f.name]) for f in FIELDS if f.name in raw}
+    values["samples"] = tuple(samples) if samples is not None else None  # read above, within the budget
+    return Entry(**values)
 
 
 def _holds_for_some_release(torch: str, oldest: str = "0.0") -> bool:
@@ -718,7 +741,15 @@ def _entries(facts: _Facts, order: list[Version]) -> list[Entry]:
                 first = min(neighbours, key=lambda f: f.sample)  # the first of equals: the oldest release's
             samples = tuple(sorted({f.sample for f in group}))
             out.append(
-                Entry(*scope[:5], Status.XFAIL, stage, first.reason, samples, first.issue, torch, scope.transform, scope.backend)
+                Entry(
+                    **scope._asdict(),
+                    status=Status.XFAIL,
+                    stage=stage,
+                    reason=first.reason,
+                    samples=samples,
+                    issue=first.issue,
+                    torch=torch,
+                )
             )
     return out
 

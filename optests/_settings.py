@@ -7,6 +7,7 @@ import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ._errors import InputError
 from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS, Mode, SampleKey, parse_transforms
@@ -27,14 +28,92 @@ class SettingError(InputError):
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    name: str  # --optests-NAME and ini key optests_NAME
+    """One run option, declared once: every surface that takes it derives from this.
+
+    The sweep's pytest option ``--optests-NAME`` and ini key ``optests_NAME`` (every option;
+    ``optests.plugin``), the flag of ``optests check`` (``optests.cli``), the keyword of the
+    author API (``check_op``, ``op_test`` and the functions they call, whose signature defaults
+    are :data:`AUTHOR_DEFAULTS`), their help texts and defaults, and the options reference
+    (``docs/gen_ref.py``). ``tests/test_options.py`` checks each surface against :data:`OPTIONS`.
+    Fields:
+
+    - ``name``: ``NAME``, as ``--optests-NAME`` spells it; ``help``: the pytest option's help
+      (the ini key's adds the default); ``default``: the sweep's, as typed on a command line
+      (``""``: none); ``parse(where, value)``: the value as the run uses it, or a
+      :class:`SettingError` naming ``where``; ``flag``: a switch (no value on the command line,
+      true or false in the ini); ``ini_path``: a relative path in the ini is taken from the
+      rootdir; ``explicit``: a value other than the default makes the run's selection explicit
+      (:attr:`Settings.explicit`).
+    - The author's surfaces, where ``author_help`` is given: ``author_help``: the help of
+      ``optests check``'s flag (which adds the default where it has one); ``author_name``: the
+      flag's and keyword's name where it is not ``name`` (``device``: one device, not a list);
+      ``metavar`` and ``cli_type``: the flag's argparse ``metavar`` and ``type``;
+      ``keywords_of``: the functions of ``optests._author`` that take it as a keyword;
+      ``keyword_value``: the keyword's default from the default as typed.
+    - ``author_default``: the author's default where it differs from the sweep's (None: the
+      same), and ``differs_because``: why, which such an option must say.
+    """
+
+    name: str
     help: str
     default: str
     parse: Callable[[str, str], object]
-    flag: bool = False  # a switch: --optests-NAME takes no value; the ini key takes true/false
-    #: a file read as settings are: a relative path in the ini is taken from the rootdir, as
-    #: pytest's own ini paths are (one on the command line from the current directory)
+    flag: bool = False
     ini_path: bool = False
+    explicit: bool = False
+    author_help: str = ""
+    author_name: str = ""
+    metavar: str | None = None
+    cli_type: Callable[[str], Any] | None = None
+    keywords_of: tuple[str, ...] = ()
+    keyword_value: Callable[[str], Any] = str
+    author_default: str | None = None
+    differs_because: str = ""
+
+    def __post_init__(self) -> None:
+        differs = self.author_default is not None and self.author_default != self.default
+        if differs != bool(self.differs_because):
+            said = "says why they differ" if self.differs_because else "does not say why"
+            raise ValueError(
+                f"option {self.name!r}: default={self.default!r}, author_default={self.author_default!r}, but it {said}"
+            )
+        if not self.author_help and (self.author_default is not None or self.author_name or self.keywords_of):
+            raise ValueError(f"option {self.name!r}: author_help is not given, but it has author fields")
+
+    @property
+    def option(self) -> str:
+        """The pytest option: ``--optests-NAME``."""
+        return f"--optests-{self.name}"
+
+    @property
+    def ini(self) -> str:
+        """The ini key, and the pytest option's ``dest``: ``optests_NAME`` (``-`` as ``_``)."""
+        return "optests_" + self.attribute
+
+    @property
+    def attribute(self) -> str:
+        """The :class:`Settings` field: ``NAME`` with ``-`` as ``_``."""
+        return self.name.replace("-", "_")
+
+    @property
+    def cli_flag(self) -> str:
+        """The flag of ``optests check`` (``--modes``); "" where it has none."""
+        return f"--{self.author_name or self.name}" if self.author_help else ""
+
+    @property
+    def keyword(self) -> str:
+        """The keyword of the functions :attr:`keywords_of` (``modes``); "" where none takes it."""
+        return (self.author_name or self.name).replace("-", "_") if self.keywords_of else ""
+
+    @property
+    def author_value(self) -> str:
+        """The default of ``optests check``'s flag and the keyword, as typed (``""``: none)."""
+        return self.default if self.author_default is None else self.author_default
+
+    @property
+    def keyword_default(self) -> Any:
+        """The keyword's default, as its signature gives it (:data:`AUTHOR_DEFAULTS`)."""
+        return self.keyword_value(self.author_value)
 
 
 def _csv(value: str) -> list[str]:
@@ -179,8 +258,6 @@ def _bool(option: str, value: str) -> bool:
 
 #: The longest time limit a sample may have: a day (longer ones overflow the clocks they feed).
 MAX_SECONDS = 86400.0
-#: Seconds one sample may take by default, in the sweep and in ``optests check``.
-DEFAULT_TIMEOUT = 300.0
 
 
 def parse_seconds(option: str, value: str) -> float:
@@ -194,15 +271,55 @@ def parse_seconds(option: str, value: str) -> float:
     return seconds
 
 
-OPTIONS = (
-    Option("ops", "op names or globs to sweep, comma-separated (matched against NAME and NAME.VARIANT)", "*", _globs),
-    Option("dtypes", f"dtypes, comma-separated; valid: {', '.join(DTYPES)}", "float32", _choices(DTYPES)),
-    Option("modes", f"modes, comma-separated; valid: {', '.join(MODES)}", "static,dynamic", _modes),
+def _tuple(value: str) -> tuple[str, ...]:
+    return tuple(_csv(value))
+
+
+def _switch(value: str) -> bool:
+    return _bool("", value)
+
+
+def _optional_path(value: str) -> Path | None:
+    return Path(value) if value else None
+
+
+#: The functions of ``optests._author`` that take the author's keywords (``keywords_of``).
+_PLAN, _RUN, _TARGET, _CHECK_OP, _OP_TEST = "plan", "run_planned", "check_target", "check_op", "op_test"
+#: Every run option, in the order the help lists them (see :class:`Option`).
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "ops",
+        "op names or globs to sweep, comma-separated (matched against NAME and NAME.VARIANT)",
+        "*",
+        _globs,
+        explicit=True,
+    ),
+    Option(
+        "dtypes",
+        f"dtypes, comma-separated; valid: {', '.join(DTYPES)}",
+        "float32",
+        _choices(DTYPES),
+        author_help="dtypes for OpInfo samples, comma-separated",
+        keywords_of=(_PLAN, _TARGET, _CHECK_OP),
+        keyword_value=_tuple,
+    ),
+    Option(
+        "modes",
+        f"modes, comma-separated; valid: {', '.join(MODES)}",
+        "static,dynamic",
+        _modes,
+        author_help="comma-separated: static, dynamic, static-nofunc, dynamic-nofunc",
+        keywords_of=(_PLAN, _TARGET, _CHECK_OP, _OP_TEST),
+        keyword_value=_tuple,
+    ),
     Option(
         "devices",
         "devices, comma-separated; valid: cpu, cuda (cuda samples are not applicable without a GPU)",
         "cpu",
         _choices(DEVICES),
+        author_help="cpu or cuda",
+        author_name="device",  # one device: an author's samples are made on it
+        keywords_of=(_PLAN, _TARGET, _CHECK_OP),
     ),
     Option(
         "dbs",
@@ -210,12 +327,20 @@ OPTIONS = (
         "or MODULE:ATTRIBUTE for a list of your own (OpInfos or ModuleInfos)",
         ",".join(BUILTIN_DBS),
         _dbs,
+        explicit=True,
     ),
     Option(
         "transforms",
         f"input transforms that derive more samples from each: none, all, or names from {', '.join(TRANSFORMS)}",
         "none",
         _transforms,
+        author_help=f"input transforms that derive more samples from each: all, none, or names from {', '.join(TRANSFORMS)}",
+        metavar="LIST",
+        keywords_of=(_PLAN, _TARGET, _CHECK_OP, _OP_TEST),
+        author_default="all",
+        differs_because="the sweep checks every op of its databases, where the transforms would multiply its samples "
+        "(and its hours) several times over, so it derives none unless asked; an author checking an op wants every "
+        "code path the derived samples reach",
     ),
     Option(
         "backends",
@@ -224,6 +349,12 @@ OPTIONS = (
         "MODULE:ATTRIBUTE (your torch.compile backend), or one registered with optests._backends.register",
         DEFAULT_BACKEND,
         _backends,
+        author_help="backends that compile the check, comma-separated: aot_eager, aot_eager_decomp_partition, inductor, "
+        "dynamo:NAME (torch.compile with a Dynamo backend), MODULE:ATTRIBUTE (your torch.compile backend), or one "
+        "registered with optests._backends.register by a module --import names",
+        metavar="LIST",
+        keywords_of=(_PLAN, _TARGET, _CHECK_OP, _OP_TEST),
+        keyword_value=_tuple,
     ),
     Option(
         "select",
@@ -231,6 +362,10 @@ OPTIONS = (
         "signature: tensor metadata and other arguments); samples keep their ids",
         "all",
         _select,
+        author_help="which samples of each op to check: all, first:N, or signature (the first of each distinct "
+        "signature: tensor metadata and other arguments); samples keep their numbers",
+        metavar="RULE",
+        keywords_of=(_PLAN, _TARGET, _CHECK_OP),
     ),
     Option(
         "ids",
@@ -239,6 +374,7 @@ OPTIONS = (
         "",
         _ids,
         ini_path=True,
+        explicit=True,
     ),
     Option("results", "write the run's results (JSON, merged from all xdist workers) to this path", "", _path),
     Option(
@@ -249,7 +385,16 @@ OPTIONS = (
         _bool,
         flag=True,
     ),
-    Option("timeout", "seconds one sample may take before it is recorded as a timeout", f"{DEFAULT_TIMEOUT:g}", parse_seconds),
+    Option(
+        "timeout",
+        "seconds one sample may take before it is recorded as a timeout",
+        "300",
+        parse_seconds,
+        author_help="seconds one check may take; a check that runs longer, or kills the process running it, is a "
+        "timeout or crash finding and the others still run",
+        keywords_of=(_RUN, _TARGET),
+        keyword_value=float,
+    ),
     Option(
         "derived-after-death",
         "also check the samples derived from a sample whose check timed out or crashed (by default they are not run: "
@@ -257,6 +402,10 @@ OPTIONS = (
         "false",
         _bool,
         flag=True,
+        author_help="also check the samples derived from a sample whose check timed out or crashed (by default they are "
+        "not run: SKIP, saying why)",
+        keywords_of=(_RUN, _TARGET, _CHECK_OP, _OP_TEST),
+        keyword_value=_switch,
     ),
     Option(
         "compile-cache",
@@ -264,24 +413,67 @@ OPTIONS = (
         "run, removed after it), shared (torch's: TORCHINDUCTOR_CACHE_DIR or its default) or a folder; results record it",
         "fresh",
         parse_compile_cache_option,
+        author_help="where inductor keeps what it compiles: fresh (an empty folder for this command, removed after it), "
+        "shared (torch's: TORCHINDUCTOR_CACHE_DIR or its default) or a folder; --json records it",
+        metavar="CACHE",
+        keywords_of=(_CHECK_OP, _OP_TEST),
     ),
-    Option("registry", "the expected-failures registry (relative to the rootdir)", "expected_failures.json", _path),
+    Option(
+        "registry",
+        "the expected-failures registry (relative to the rootdir)",
+        "expected_failures.json",
+        _path,
+        author_help="an expected-failures registry: findings it lists are expected",
+        cli_type=Path,
+        keywords_of=(_CHECK_OP, _OP_TEST),
+        keyword_value=_optional_path,
+        author_default="",
+        differs_because="the sweep judges a project's ops against the registry at its rootdir; an author's op has no "
+        "entries there, so optests check, check_op and op_test judge against a registry only when given one",
+    ),
     Option("accept", "rewrite the registry from this run (only the scopes that ran are touched)", "false", _bool, flag=True),
     Option("strict-registry", "fail the run when registry entries match nothing collected (stale)", "false", _bool, flag=True),
 )
+#: The options by name.
+OPTION = {o.name: o for o in OPTIONS}
+#: Seconds one sample may take by default, in the sweep and in ``optests check``.
+DEFAULT_TIMEOUT: float = OPTION["timeout"].keyword_default
+
+
+@dataclasses.dataclass(frozen=True)
+class AuthorDefaults:
+    """The defaults of the author API's keywords (:attr:`Option.keyword`), made from :data:`OPTIONS`:
+    a signature writes ``modes: Sequence[str] = AUTHOR_DEFAULTS.modes``. A field per keyword."""
+
+    dtypes: tuple[str, ...]
+    modes: tuple[str, ...]
+    device: str
+    transforms: str
+    backends: tuple[str, ...]
+    select: str
+    timeout: float
+    derived_after_death: bool
+    compile_cache: str
+    registry: Path | None
+
+
+AUTHOR_DEFAULTS = AuthorDefaults(**{o.keyword: o.keyword_default for o in OPTIONS if o.keyword})
 
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
+    """The sweep's settings: a field per option of :data:`OPTIONS` (:attr:`Option.attribute`),
+    as its ``parse`` makes it, in their order."""
+
     ops: tuple[str, ...]
     dtypes: tuple[str, ...]
     modes: tuple[Mode, ...]
+    devices: tuple[str, ...]
+    dbs: tuple[str, ...]
     transforms: tuple[str, ...]
     backends: tuple[str, ...]
     select: Selection
     ids: IdList | None
-    devices: tuple[str, ...]
-    dbs: tuple[str, ...]
     results: Path | None
     resume: bool
     timeout: float
@@ -290,7 +482,8 @@ class Settings:
     registry: Path | None
     accept: bool
     strict_registry: bool
-    #: ops, databases or ids were chosen explicitly (so they are validated before collection)
+    #: ops, databases or ids were chosen explicitly (:attr:`Option.explicit`: so they are
+    #: validated before collection)
     explicit: bool = False
 
 
@@ -305,9 +498,9 @@ def parse(get: Callable[[str], object], get_ini: Callable[[str], str], rootdir: 
         raw = str(cli) if cli is not None else (get_ini(opt.name) or opt.default)
         if opt.ini_path and cli is None and rootdir is not None and raw.strip() and not Path(raw.strip()).is_absolute():
             raw = str(rootdir / raw.strip())
-        where = f"--optests-{opt.name}" if cli is not None else f"optests_{opt.name} (ini)"
-        values[opt.name.replace("-", "_")] = opt.parse(where, raw)
-        if opt.name in ("ops", "dbs", "ids") and raw != opt.default:
+        where = opt.option if cli is not None else f"{opt.ini} (ini)"
+        values[opt.attribute] = opt.parse(where, raw)
+        if opt.explicit and raw != opt.default:
             values["explicit"] = True
     settings = Settings(**values)  # type: ignore[arg-type]
     if settings.resume and settings.results is None:

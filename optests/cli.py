@@ -24,7 +24,7 @@ from ._env import CompileCache, environment, now
 from ._errors import InputError
 from ._files import check_writable
 from ._findings import Verdict
-from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES, TRANSFORMS
+from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES
 from ._sanitize import printable, shell_join
 
 EXIT_USAGE, EXIT_INTERNAL = 2, 3  # 0: fine; 1: findings (check) or new failures (diff)
@@ -148,7 +148,7 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
         target_checks = _author.check_target(
             target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, backends=backends,
             timeout=timeout, shrink=True, select=args.select, derived_after_death=args.derived_after_death,
-            registry=registry, registry_name=registry_name,
+            judged_by=registry, registry_name=registry_name,
         )  # fmt: skip
         derived = len({(c.dtype, c.sample, c.key.transform) for c in target_checks if c.key.transform})
         also = f" (and {derived} derived by {', '.join(transforms)})" if transforms else ""
@@ -318,6 +318,21 @@ def _results_argument(parser: argparse.ArgumentParser, also: str = "") -> None:
     parser.add_argument("results", nargs="+", help=f"results files written with --optests-results{also}")
 
 
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """``optests check``'s flags of the run options that have one (:attr:`optests._settings.Option.cli_flag`),
+    each with its declared help, metavar, type and author's default (none where that is empty; the
+    help says it where there is one)."""
+    for opt in _settings.OPTIONS:
+        if not opt.cli_flag:
+            continue
+        if opt.flag:
+            parser.add_argument(opt.cli_flag, action="store_true", help=opt.author_help)
+        else:
+            default = opt.author_value or None
+            said = f"{opt.author_help} (default: %(default)s)" if default is not None else opt.author_help
+            parser.add_argument(opt.cli_flag, default=default, metavar=opt.metavar, type=opt.cli_type or str, help=said)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="optests",
@@ -364,55 +379,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="MODULE:FUNC",
         help="FUNC() returns SampleInputs or (args, kwargs) pairs; required for a custom op without an OpInfo",
     )
-    c.add_argument(
-        "--modes",
-        default="static,dynamic",
-        help="comma-separated: static, dynamic, static-nofunc, dynamic-nofunc (default: %(default)s)",
-    )
-    c.add_argument(
-        "--transforms",
-        default="all",
-        metavar="LIST",
-        help="input transforms that derive more samples from each: all, none, or names from "
-        f"{', '.join(TRANSFORMS)} (default: %(default)s)",
-    )
-    c.add_argument(
-        "--backends",
-        default=DEFAULT_BACKEND,
-        metavar="LIST",
-        help="backends that compile the check, comma-separated: aot_eager, aot_eager_decomp_partition, inductor, "
-        "dynamo:NAME (torch.compile with a Dynamo backend), MODULE:ATTRIBUTE (your torch.compile backend), or one "
-        "registered with optests._backends.register by a module --import names (default: %(default)s)",
-    )
-    c.add_argument(
-        "--select",
-        default="all",
-        metavar="RULE",
-        help="which samples of each op to check: all, first:N, or signature (the first of each distinct signature: "
-        "tensor metadata and other arguments); samples keep their numbers (default: %(default)s)",
-    )
-    c.add_argument("--dtypes", default="float32", help="dtypes for OpInfo samples, comma-separated (default: %(default)s)")
-    c.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
-    c.add_argument(
-        "--timeout",
-        default=f"{_settings.DEFAULT_TIMEOUT:g}",
-        help="seconds one check may take; a check that runs longer, or kills the process running it, is a "
-        "timeout or crash finding and the others still run (default: %(default)s)",
-    )
-    c.add_argument(
-        "--derived-after-death",
-        action="store_true",
-        help="also check the samples derived from a sample whose check timed out or crashed (by default they are not "
-        "run: SKIP, saying why)",
-    )
-    c.add_argument(
-        "--compile-cache",
-        default="fresh",
-        metavar="CACHE",
-        help="where inductor keeps what it compiles: fresh (an empty folder for this command, removed after it), shared "
-        "(torch's: TORCHINDUCTOR_CACHE_DIR or its default) or a folder; --json records it (default: %(default)s)",
-    )
-    c.add_argument("--registry", type=Path, help="an expected-failures registry: findings it lists are expected")
+    _add_run_options(c)
     c.add_argument("--json", type=Path, metavar="PATH", help="write the results (the sweep's results format) to PATH")
     c.add_argument("--repro-dir", type=Path, default=Path("optests-repro"), help="where repro scripts go (default: %(default)s)")
     c.set_defaults(run=_check)

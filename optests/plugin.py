@@ -19,13 +19,12 @@ from ._sanitize import printable
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("optests", "optests: the OpInfo sweep through the AOT-autograd check")
-    for opt in _settings.OPTIONS:
-        dest = "optests_" + opt.name.replace("-", "_")
+    for opt in _settings.OPTIONS:  # each option and ini key as its declaration says
         if opt.flag:
-            group.addoption(f"--optests-{opt.name}", dest=dest, action="store_true", default=False, help=opt.help)
+            group.addoption(opt.option, dest=opt.ini, action="store_true", default=False, help=opt.help)
         else:
-            group.addoption(f"--optests-{opt.name}", dest=dest, default=None, metavar=opt.name.upper(), help=opt.help)
-        parser.addini(dest, f"{opt.help} (default: {opt.default!r})", default="")
+            group.addoption(opt.option, dest=opt.ini, default=None, metavar=opt.name.upper(), help=opt.help)
+        parser.addini(opt.ini, f"{opt.help} (default: {opt.default!r})", default="")
 
 
 #: The conftest attribute that asks for the sweep in its folder.
@@ -35,16 +34,15 @@ _SWEEP = "optests-sweep"
 
 def _asked(config: pytest.Config) -> bool:
     for opt in _settings.OPTIONS:
-        dest = "optests_" + opt.name.replace("-", "_")
-        if config.getoption(dest) not in (None, False) or str(config.getini(dest)).strip():
+        if config.getoption(opt.ini) not in (None, False) or str(config.getini(opt.ini)).strip():
             return True
     return any(getattr(plugin, ASK, False) is True for plugin in config.pluginmanager.get_plugins())
 
 
 def _read(config: pytest.Config) -> _settings.Settings:
     settings = _settings.parse(
-        lambda name: config.getoption("optests_" + name.replace("-", "_")),
-        lambda name: str(config.getini("optests_" + name.replace("-", "_"))),
+        lambda name: config.getoption(_settings.OPTION[name].ini),
+        lambda name: str(config.getini(_settings.OPTION[name].ini)),
         config.rootpath,
     )
     if settings.registry is not None and not settings.registry.is_absolute():

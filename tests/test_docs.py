@@ -42,7 +42,7 @@ def _first_column(section: str) -> list[str]:
         ("Outcomes", [o.value for o in Outcome]),
         ("Verdicts", [v.value for v in Verdict]),
         ("Modes", list(_key.MODES)),
-        ("Registry entry fields", [*_registry._REQUIRED, *_registry._OPTIONAL]),
+        ("Registry entry fields", [f.name for f in _registry.FIELDS]),
         ("Results record fields", [f.name for f in _results.FIELDS]),
     ],
 )

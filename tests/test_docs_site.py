@@ -63,7 +63,7 @@ def test_an_option_field_the_generator_does_not_know_gets_a_column(monkeypatch: 
     options = (dataclasses.replace(options[0], cli_flag="--ops"), *options[1:])
     monkeypatch.setattr(_settings, "OPTIONS", options)
     page = gen_ref.options_page()
-    assert "| option | ini key | default | cli flag | meaning |" in page
+    assert re.search(r"^\| option \| ini key \| default \|(?: [\w ]+ \|)* cli flag \| meaning \|$", page, re.M)
     assert f"| `--optests-{options[0].name}` | " in page and "| `--ops` |" in page
 
 
