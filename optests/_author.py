@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import pickle
+import functools
+import inspect
+import json
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +22,34 @@ from . import _opinfo, _registry, _runner, _state
 from ._backends import refuse_modes
 from ._check import one_intra_op_thread
 from ._env import CompileCache, parse_compile_cache
-from ._findings import CheckResult, Outcome, Verdict
+from ._findings import CheckResult, Verdict
 from ._key import DTYPES, MODES, Mode, SampleKey, op_id
-from ._pipeline import Base, DeadBases, Selection, check, derive, died, keys, suffixes, tolerance, transforms_for
+from ._pipeline import (
+    Base,
+    DeadBases,
+    Planned,
+    Ran,
+    RegistryMissing,
+    Selection,
+    Unmade,
+    check,
+    died,
+    judge,
+    load_registry,
+    made,
+    portable_value,
+    record,
+    run_child,
+    settle,
+    stale_entries,
+    stale_line,
+    transforms_for,
+)
+from ._pipeline import plan as plan_keys
 from ._results import SampleResult
 from ._settings import AUTHOR_DEFAULTS, KNOWN_DBS, MODULE_DBS
 from .errors import AuthorError as AuthorError
+from .errors import StaleEntryWarning as StaleEntryWarning
 
 if TYPE_CHECKING:
     from ._transforms import Derived
@@ -39,6 +64,7 @@ class Target:
     op: str  # an OpInfo's name, a custom op's qualified name, or a callable's
     func: Callable[..., Any]
     opinfo: Any = None  # an OpInfo; None for a custom op or a callable whose samples are given
+    db: str = ""  # the database the OpInfo comes from, as the sweep's records name it; "" for any other
 
     @property
     def variant(self) -> str:
@@ -63,6 +89,12 @@ class SampleCheck:
     shrunk: tuple[Sample, str] | None = None
     #: The callable the check compiled (a module's sample has its own); None: the target's.
     func: Callable[..., Any] | None = None
+    #: The database the op comes from, as the sweep's records name it ("" for an author's op).
+    db: str = ""
+    #: How the registry (none: an empty one) judges it (:func:`optests._pipeline.judge`).
+    verdict: Verdict | None = None
+    #: Where the verdict is not as expected, why, in the sweep's words ("" otherwise).
+    judgement: str = ""
 
     @property
     def id(self) -> str:
@@ -86,13 +118,14 @@ class SampleCheck:
         return self.key.device
 
     @property
-    def sample(self) -> int:
-        assert self.key.sample is not None
+    def sample(self) -> int | None:
+        """The sample's index; None where the op has no sample for the dtype (not applicable) or
+        its samples cannot be made (broken)."""
         return self.key.sample
 
     def record(self) -> SampleResult:
-        r = self.result
-        return SampleResult(self.key, "", r.outcome, r.stage, r.message, r.duration, tolerance=tolerance(r))
+        """The record, as the sweep writes it for the same sample."""
+        return record(self.key, self.db, self.result, self.verdict)
 
 
 # -- resolving ------------------------------------------------------------------------------------
@@ -150,7 +183,7 @@ def resolve(names: Sequence[str]) -> list[Target]:
             close = difflib.get_close_matches(name, sorted(known), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise AuthorError(f"unknown op {name!r}: no OpInfo or ModuleInfo in {', '.join(KNOWN_DBS)} matches{hint}")
-        found.extend((Target(r.name, _opinfo.opinfo(r).op, _opinfo.opinfo(r)), r.source) for r in matched)
+        found.extend((Target(r.name, _opinfo.opinfo(r).op, _opinfo.opinfo(r), r.db), r.source) for r in matched)
     return _unique(found)
 
 
@@ -228,18 +261,6 @@ def _dtype_of(sample: Sample, position: int) -> str:
     raise AuthorError(f"sample {position} has no tensor among its arguments: there is nothing to compile")
 
 
-@dataclass(frozen=True)
-class _Planned:
-    """One check to make: a key, and the sample (as it was made) that it or its transform checks."""
-
-    key: SampleKey
-    base: Base
-
-    @property
-    def context(self) -> str:
-        return self.key.context
-
-
 #: At most this many checks shrink a ``resized`` finding (each compiles: about 0.1 s for a small op).
 SHRINK_EXAMPLES = 30
 
@@ -275,11 +296,13 @@ def plan(
     transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
     backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
     select: str = AUTHOR_DEFAULTS.select,
-) -> list[_Planned]:
-    """The checks :func:`check_target` makes, without making them, in the sweep's order
-    (:func:`optests._pipeline.keys`): by dtype, mode and backend, each sample followed by the
-    samples every transform derives from it. Given samples are numbered by position (and
-    recorded under their first tensor's dtype); an OpInfo's within each dtype, as in the sweep.
+) -> list[Planned]:
+    """The checks :func:`check_target` makes, without making them (:func:`optests._pipeline.plan`,
+    as the sweep plans them): by dtype, mode and backend, each sample followed by the samples
+    every transform derives from it. Given samples are numbered by position (and recorded under
+    their first tensor's dtype); an OpInfo's within each dtype, as in the sweep. A dtype the
+    OpInfo does not support, or makes no samples for, gives a not-applicable key per mode and
+    backend; one whose ``sample_inputs`` raises, a broken key (an eager-stage failure).
     ``select`` (:class:`optests._pipeline.Selection`: ``all``, ``first:N``, ``signature``) picks
     which samples of each dtype are checked; they keep their numbers."""
     try:
@@ -300,7 +323,7 @@ def plan(
         refuse_modes(modes, compilers)
     except ValueError as e:
         raise AuthorError(f"modes: {e}") from None
-    by_dtype: dict[str, dict[int, Base]] = {}
+    by_dtype: dict[str, dict[int, Base] | Unmade] = {}
     if samples is not None and _is_module(target):
         raise AuthorError(f"{target.name} is a module: its ModuleInfo makes its samples; give none")
     if samples is not None:
@@ -309,113 +332,119 @@ def plan(
                 from ._modules import module_state
 
                 args = [*module_state(instance), *args]
-            by_dtype.setdefault(_dtype_of((args, kwargs), i), {})[i] = Base(target.func, args, kwargs, "auto")
+            given = by_dtype.setdefault(_dtype_of((args, kwargs), i), {})
+            assert not isinstance(given, Unmade)
+            given[i] = Base(target.func, args, kwargs, "auto")
     elif target.opinfo is not None:
         for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name, None)
             if not isinstance(dtype, torch.dtype):
                 raise AuthorError(f"unknown dtype {dtype_name!r}")
-            if not target.opinfo.supports_dtype(dtype, device):
-                continue
-            redrawn = _opinfo.redrawn(target.opinfo, device, dtype)
-            by_dtype[dtype_name] = {
-                i: Base(
-                    sc.func,
-                    sc.args,
-                    sc.kwargs,
-                    sc.check_gradients,
-                    sc.skip_correctness_check,
-                    (redrawn[i].args, redrawn[i].kwargs) if i < len(redrawn) else None,
-                    target.opinfo,
-                )
-                for i, sc in enumerate(_opinfo.samples_of(target.opinfo, device, dtype))
-            }
+            supported = bool(target.opinfo.supports_dtype(dtype, device))
+            bases = made(target.name, dtype_name, device, supported, functools.partial(_bases, target.opinfo, device, dtype))
+            by_dtype[dtype_name] = bases if isinstance(bases, Unmade) else dict(enumerate(bases))
     else:
         raise AuthorError(f"{target.name} has no OpInfo: give its samples (--samples MODULE:FUNC, or samples=...)")
-    planned: list[_Planned] = []
-    for dtype_name, bases in by_dtype.items():
-        order = sorted(bases)
-        picked = [
-            order[j] for j in selection.indices([(bases[i].args, bases[i].kwargs) for i in order], [bases[i].func for i in order])
-        ]
-        derived = {i: suffixes(bases[i], chosen) for i in picked}
-        for key in keys(target.op, target.variant, dtype_name, device, modes, compilers, derived):
-            assert key.sample is not None
-            planned.append(_Planned(key, bases[key.sample]))
-    return planned
+    return plan_keys(target.op, target.variant, device, modes, compilers, by_dtype, chosen, selection)
+
+
+def _bases(op: Any, device: str, dtype: torch.dtype) -> list[Base]:
+    """An OpInfo's samples of ``dtype`` as the plan takes them, each with its redraw."""
+    redrawn = _opinfo.redrawn(op, device, dtype)
+    return [
+        Base(
+            sc.func,
+            sc.args,
+            sc.kwargs,
+            sc.check_gradients,
+            sc.skip_correctness_check,
+            (redrawn[i].args, redrawn[i].kwargs) if i < len(redrawn) else None,
+            op,
+        )
+        for i, sc in enumerate(_opinfo.samples_of(op, device, dtype))
+    ]
 
 
 def run_planned(
     target: Target,
-    planned: Sequence[_Planned],
+    planned: Sequence[Planned],
     *,
     timeout: float = AUTHOR_DEFAULTS.timeout,
     isolated: bool = True,
     shrink: bool = False,
     derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     dead: DeadBases | None = None,
+    judged_by: _registry.Registry | None = None,
+    registry_name: str = "none given",
 ) -> list[SampleCheck]:
-    """Make the planned checks (:func:`optests._pipeline.check`). With ``isolated`` (POSIX), they
-    run in a forked child, as in the sweep: a sample that kills it is a ``crash`` finding, one that
-    runs past ``timeout`` seconds a ``timeout`` finding, and the next sample gets a fresh child.
-    A sample derived from one whose check died so is not run, but ``skipped`` (saying why), unless
-    ``derived_after_death``; ``dead`` keeps those deaths across calls (else this call's alone).
-    Where a child cannot be forked (CUDA is initialized), the checks run in this process. With
-    ``shrink``, a ``resized`` finding is also shrunk to the smallest sizes that fail at its stage
-    (:attr:`SampleCheck.shrunk`, for a repro script); its result is the finding as found.
-    First each backend is preflighted (:func:`optests._backends.preflight`): one that cannot run
-    on this machine is an :class:`AuthorError`, not a finding on every sample."""
+    """Run and judge the planned checks, in the pipeline's order (:mod:`optests._pipeline`): a
+    broken key, a not-applicable one and one a ``skip`` entry of ``judged_by`` covers are decided
+    here, without a check; every other key is checked (:func:`optests._pipeline.run_child`) in
+    an isolated child process (``isolated``, POSIX), ``timeout`` seconds at most: a check that
+    runs longer is a ``timeout``, one whose process dies a ``crash``, and the next check gets a
+    fresh child. The child returns the inputs it checked: nothing here derives or calls the op.
+    Each record is judged by ``judged_by`` (none: an empty registry; ``registry_name`` is how
+    messages name it). A sample derived from one whose check died so is not run, but ``skipped`` (saying
+    why), unless ``derived_after_death``; ``dead`` keeps those deaths across calls (else this
+    call's alone). Where a child cannot be forked (CUDA is initialized), the checks run in this
+    process. With ``shrink``, a ``resized`` finding is also shrunk to the smallest sizes that fail
+    at its stage (:attr:`SampleCheck.shrunk`, for a repro script); its result is the finding as
+    found. First each backend is preflighted (:func:`optests._backends.preflight`): one that
+    cannot run on this machine is an :class:`AuthorError`, not a finding on every sample."""
     from ._backends import BackendUnavailable, preflight
 
+    registry = judged_by if judged_by is not None else _registry.Registry([], str(torch.__version__))
+    to_run = [p for p in planned if p.base is not None]
     try:
-        preflight([p.key.backend for p in planned], timeout)
+        preflight([p.key.backend for p in to_run], timeout)
     except BackendUnavailable as e:
         raise AuthorError(f"backends: {e}") from None
 
-    def work(position: int) -> tuple[CheckResult, object, tuple[Sample, str] | None]:
-        """The check of one planned sample, how it checked gradients, and where ``shrink`` asks
-        for it, a ``resized`` finding's smallest failing inputs and their sizes."""
+    def work(position: int) -> Ran:
+        """The check of one planned sample, and what the caller needs of it."""
         p = planned[position]
-        checked = check(p.key, p.base)
-        smallest = None
-        if shrink and shrinkable(p.key.transform) and checked.result.outcome is Outcome.FAILED:
-            smallest = _shrink(p, checked.result)
-        return _portable(checked.result), checked.check_gradients, smallest
+        assert p.base is not None
+        shrinks = shrink and shrinkable(p.key.transform)
+        return run_child(p.key, p.base, inputs=True, shrink=_shrink if shrinks else None)
 
     dead = dead if dead is not None else DeadBases("--derived-after-death (derived_after_death=True)")
-    runner = _runner.IsolatedRunner(_one_thread(work), fit=_state.fit) if isolated and _runner.fork_is_safe() else None
+    runner = _runner.IsolatedRunner(_one_thread(work), fit=_state.fit) if isolated and to_run and _runner.fork_is_safe() else None
     out: list[SampleCheck] = []
+    db = target.db
     try:
         for position, p in enumerate(planned):
+            settled = settle(p.key, p.reason, registry)  # broken, not applicable, a skip entry
+            base = p.base
+            inputs: Sample = (list(base.args), dict(base.kwargs)) if base is not None else ([], {})
+            gradients = base.check_gradients if base is not None else False
+            func = base.func if base is not None else None
+            if settled is not None:
+                said = "" if settled.verdict.ok else settled.said  # a broken key
+                out.append(SampleCheck(p.key, settled.result, inputs, gradients, None, func, db, settled.verdict, said))
+                continue
+            assert base is not None
             not_run = None if derived_after_death else dead.not_run(p.key)
             if not_run is not None:  # its base sample timed out or crashed
-                inputs, func = _inputs(p)
-                out.append(SampleCheck(p.key, not_run, inputs, p.base.check_gradients, None, func))
+                out.append(SampleCheck(p.key, not_run, inputs, gradients, None, func, db, Verdict.SKIPPED))
                 continue
             start = time.perf_counter()
             answer = _kept(work, position) if runner is None else runner.run(position, timeout)
             if isinstance(answer, _runner.Died):
-                answer = (died(p.key, answer, time.perf_counter() - start), p.base.check_gradients, None)
-                dead.note(p.key, answer[0].stage)
-            result, check_gradients, smallest = answer
-            inputs, func = _inputs(p)
-            out.append(SampleCheck(p.key, result, inputs, check_gradients, smallest, func))
+                result = died(p.key, answer, time.perf_counter() - start)
+                dead.note(p.key, result.stage)
+                answer = Ran(result, f"[{result.stage}] {result.detail}", gradients)
+            judged = judge(record(p.key, db, answer.result), answer.report, registry, registry_name)
+            checked_inputs = answer.inputs if answer.inputs is not None else inputs
+            out.append(
+                SampleCheck(
+                    p.key, answer.result, checked_inputs, answer.check_gradients, answer.shrunk, answer.func or func, db,
+                    judged.verdict, f"{judged.message}\n{judged.how}" if judged.message or judged.how else "",
+                )
+            )  # fmt: skip
     finally:
         if runner is not None:
             runner.close()
     return out
-
-
-def _inputs(p: _Planned) -> tuple[Sample, Callable[..., Any]]:
-    """The inputs ``p`` checks and the callable it compiles: its sample and op, or what its
-    transform derives (derived again: a transform is deterministic; ``inplace`` calls the op's
-    in-place variant)."""
-    args, kwargs, func = p.base.args, p.base.kwargs, p.base.func
-    if p.key.transform:
-        d = derive(p.key, p.base)
-        if d is not None:
-            args, kwargs, func = d.args, d.kwargs, d.func or func
-    return (list(args), dict(kwargs)), func
 
 
 def shrinkable(suffix: str) -> bool:
@@ -424,23 +453,22 @@ def shrinkable(suffix: str) -> bool:
     return bool(suffix) and of(suffix)
 
 
-def _shrink(p: _Planned, result: CheckResult) -> tuple[Sample, str] | None:
+def _shrink(key: SampleKey, base: Base, result: CheckResult) -> tuple[Sample, str] | None:
     """A ``resized`` finding's smallest sizes that fail at the same stage (hypothesis,
     derandomized), as inputs and a description (``sizes 3->2, 4->3``); None if none smaller is
-    found. Each candidate is a check of the key, as :func:`optests._pipeline.check` makes it."""
+    found. Each candidate is a check of the key, as :func:`optests._pipeline.check` makes it.
+    Runs where the check ran (the isolated child)."""
     from ._transforms import shrink_resized
-
-    base = p.base
 
     def fails(d: Derived) -> bool:
         candidate = dataclasses.replace(base, args=list(d.args), kwargs=d.kwargs, redraw=None)
-        key = dataclasses.replace(p.key, transform="")
-        return check(key, candidate).result.stage is result.stage
+        return check(dataclasses.replace(key, transform=""), candidate).result.stage is result.stage
 
-    smallest = shrink_resized(base.args, base.kwargs, fails, seed=p.key.sample or 0, max_examples=SHRINK_EXAMPLES)
+    smallest = shrink_resized(base.args, base.kwargs, fails, seed=key.sample or 0, max_examples=SHRINK_EXAMPLES)
     if smallest is None:
         return None
-    return (list(smallest.args), dict(smallest.kwargs)), smallest.description
+    args, kwargs = portable_value((list(smallest.args), dict(smallest.kwargs)))
+    return (args, kwargs), smallest.description
 
 
 def check_target(
@@ -457,15 +485,30 @@ def check_target(
     shrink: bool = False,
     select: str = AUTHOR_DEFAULTS.select,
     derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
+    judged_by: _registry.Registry | None = None,
+    registry_name: str = "none given",
 ) -> list[SampleCheck]:
     """Check every sample (or those ``select`` picks), and every sample each transform derives,
-    in every mode and backend (see :func:`plan` and :func:`run_planned`)."""
+    in every mode and backend, judged by ``judged_by`` (see :func:`plan` and :func:`run_planned`)."""
     planned = plan(
         target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends, select=select
     )
     return run_planned(
-        target, planned, timeout=timeout, isolated=isolated, shrink=shrink, derived_after_death=derived_after_death
-    )
+        target, planned, timeout=timeout, isolated=isolated, shrink=shrink, derived_after_death=derived_after_death,
+        judged_by=judged_by, registry_name=registry_name,
+    )  # fmt: skip
+
+
+def registry_of(path: str | Path | None) -> tuple[list[_registry.Entry], str]:
+    """The entries of the registry at ``path`` (relative to the working directory, as ``optests
+    judge`` takes it) and how messages name it; none for no path. A missing file is an
+    :class:`AuthorError`."""
+    if path is None:
+        return [], "none given"
+    try:
+        return load_registry(path), str(path)
+    except RegistryMissing as e:
+        raise AuthorError(str(e)) from None
 
 
 def _one_thread(work: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -484,34 +527,6 @@ def _kept(work: Callable[[Any], Any], task: Any) -> Any:
     """``work(task)`` in this process, with the process state set back after it."""
     with _state.kept():
         return work(task)
-
-
-def _portable(result: CheckResult) -> CheckResult:
-    """``result`` as it can cross from the runner's child: a finding's inputs and options (its
-    ``randomized_sample``) detached (autograd does not cross processes), keeping
-    ``requires_grad`` and a tensor passed twice; either is dropped (None) if it does not pickle."""
-    error = result.error
-    if error is None:
-        return result
-    detached: dict[int, torch.Tensor] = {}
-
-    def detach(x: Any) -> Any:
-        if isinstance(x, torch.Tensor):
-            if id(x) not in detached:
-                detached[id(x)] = x.detach().requires_grad_(x.requires_grad) if x.requires_grad else x.detach()
-            return detached[id(x)]
-        return x
-
-    for field in ("inputs", "options"):
-        value = getattr(error, field)
-        if value is not None:
-            value = torch.utils._pytree.tree_map(detach, value)
-            try:
-                pickle.dumps(value)
-            except Exception:  # e.g. a closure among the arguments: the repro falls back to the sample's
-                value = None
-            setattr(error, field, value)
-    return result
 
 
 def _is_module(target: Target) -> bool:
@@ -570,6 +585,7 @@ def check_op(
     select: str = AUTHOR_DEFAULTS.select,
     derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     compile_cache: str = AUTHOR_DEFAULTS.compile_cache,
+    registry: str | Path | None = AUTHOR_DEFAULTS.registry,
 ) -> list[SampleCheck]:
     """Check one op over its samples in each mode; one :class:`SampleCheck` per sample and mode.
 
@@ -588,15 +604,21 @@ def check_op(
     eager call fails is ``not_applicable``, never a finding. ``backends`` name the compile steps
     (``aot_eager``, the default; ``aot_eager_decomp_partition``; ``inductor``; ``dynamo:NAME``;
     ``MODULE:ATTRIBUTE``, a ``torch.compile`` backend of yours; or one registered with
-    ``optests._backends.register``). ``select`` checks some of the samples (``first:N``,
+    ``optests.register_backend``). ``select`` checks some of the samples (``first:N``,
     ``signature``), which keep their numbers. A sample derived from one whose check timed out or
     crashed is not run (``skipped``, saying why), unless ``derived_after_death``. ``compile_cache``
     is where inductor keeps what it compiles: ``fresh`` (an empty folder for this call, removed
     after it), ``shared`` (torch's) or a folder (:class:`optests._env.CompileCache`).
+    ``registry``, the path of an expected-failures registry (as ``optests check --registry``
+    takes it): its ``skip`` entries are not run, and each :attr:`SampleCheck.verdict` is its
+    judgement (without one, an empty registry's). A dtype the op does not support is a
+    ``not_applicable`` check, as in the sweep.
     """
     cache = _compile_cache(compile_cache)
     targets = _targets(op)
     given = to_samples(samples, f"samples for {targets[0].name}") if samples is not None else None
+    entries, name = registry_of(registry)
+    judged_by = _registry.Registry(entries, str(torch.__version__))
     with cache:
         return [
             c
@@ -611,6 +633,8 @@ def check_op(
                 backends=backends,
                 select=select,
                 derived_after_death=derived_after_death,
+                judged_by=judged_by,
+                registry_name=name,
             )
         ]
 
@@ -653,33 +677,55 @@ def op_test(
     """
     import pytest
 
-    made = samples() if callable(samples) else samples
-    given = to_samples(made, "samples") if made is not None else None
+    given_samples = samples() if callable(samples) else samples
+    given = to_samples(given_samples, "samples") if given_samples is not None else None
+    targets = _targets(op)
+    entries, name = registry_of(registry)
     planned = {
         p.key.id: (target, p)
-        for target in _targets(op)
+        for target in targets
         for p in plan(target, given, modes=modes, transforms=transforms, backends=backends)
     }  # checks nothing
-    entries = _registry.load(Path(registry)) if registry is not None else []
+    judged_by = _registry.Registry(entries, str(torch.__version__))
+    chosen = transforms_of(transforms)
+    for e in stale_entries(entries, [p.key for _, p in planned.values()], chosen, str(torch.__version__)):
+        warnings.warn(StaleEntryWarning(f"{name}: {stale_line(e)}"), stacklevel=2)
     dead = DeadBases("op_test(..., derived_after_death=True)")  # this process's: its tests run in order
     _compile_cache(compile_cache)  # a bad choice fails the module's import, not each test
 
     @pytest.mark.parametrize("optests_sample_id", list(planned))
-    def test(optests_sample_id: str) -> None:
+    def test(optests_sample_id: str, record_property: Callable[[str, object], None] = _no_property) -> None:
         # each test checks its own sample, on the process (xdist worker) that runs it
         target, p = planned[optests_sample_id]
         with _compile_cache(compile_cache):
-            (checked,) = run_planned(target, [p], derived_after_death=derived_after_death, dead=dead)
-        verdict, entry = _registry.Registry(entries, str(torch.__version__)).judge(checked.record())
+            (checked,) = run_planned(
+                target, [p], derived_after_death=derived_after_death, dead=dead, judged_by=judged_by, registry_name=name
+            )
+        record_property(RECORD_PROPERTY, json.dumps(checked.record().to_json()))  # as the sweep's tests carry theirs
+        verdict = checked.verdict
+        entry = judged_by.judge(checked.record())[1]
         if verdict is Verdict.XFAILED:
             pytest.xfail(f"expected ({entry.stage if entry else ''}): {entry.reason if entry else ''}")
         if verdict in (Verdict.NOT_APPLICABLE, Verdict.SKIPPED):
             pytest.skip(checked.result.message)
-        if not verdict.ok:
-            error = checked.result.error
-            raise AssertionError(f"{verdict.value}: {error if error is not None else checked.result.message or 'passed'}")
+        if verdict is not None and not verdict.ok:
+            raise AssertionError(f"{verdict.value}: {checked.judgement}")
 
+    # pytest passes what the signature names without a default: its record_property fixture too
+    # (a direct call, test(sample_id), records nowhere)
+    signature = inspect.signature(test)
+    test.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p.replace(default=inspect.Parameter.empty) for p in signature.parameters.values()]
+    )
     return test
 
 
-__all__ = ["AuthorError", "SampleCheck", "check_op", "op_test"]
+def _no_property(name: str, value: object) -> None:
+    """Where an :func:`op_test` test is called directly: its record goes nowhere."""
+
+
+#: The user property (``record_property``) under which an :func:`op_test` test carries its record.
+RECORD_PROPERTY = "optests"
+
+
+__all__ = ["AuthorError", "SampleCheck", "StaleEntryWarning", "check_op", "op_test"]

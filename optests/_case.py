@@ -3,6 +3,7 @@ Imports torch (and the OpInfo databases) only when cases are made."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -10,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._findings import Outcome, Stage, Verdict
 from ._key import DEFAULT_BACKEND, Mode, SampleKey
-from ._pipeline import Base, Selection, keys, suffixes, transforms_for
+from ._pipeline import Base, Unmade, plan, transforms_for
+from ._pipeline import made as _made
 from ._results import SampleResult
 from ._settings import Settings
 from .errors import SelectionError as SelectionError
@@ -83,46 +85,28 @@ def select_ops(settings: Settings) -> list[OpRef]:
 
 
 def collect(settings: Settings) -> list[Case]:
-    """Every case of the sweep, op-major (an op's modes run back to back and share samples)."""
+    """Every case of the sweep, op-major (an op's modes run back to back and share samples), as
+    :func:`optests._pipeline.plan` names them: keys without a sample where an op has none for a
+    dtype (not applicable) or its samples cannot be made (broken)."""
     import torch
 
     from . import _opinfo
 
     cases: list[Case] = []
     for ref in select_ops(settings):
+        op = _opinfo.opinfo(ref)
+        chosen = transforms_for(op, settings.transforms)
         for dtype_name in settings.dtypes:
             dtype = getattr(torch, dtype_name)
             for device in settings.devices:
-                count, reason = 0, ""
                 if device == "cuda" and not torch.cuda.is_available():
-                    reason = "cuda is not available on this machine"
-                elif not _opinfo.applicable(ref, device, dtype):
-                    reason = f"{ref.id} does not support {dtype_name} on {device}"
+                    made: Sequence[Base] | Unmade = Unmade("cuda is not available on this machine")
                 else:
-                    try:
-                        count = len(_opinfo.cached_samples(ref, device, dtype))
-                        reason = "" if count else f"{ref.id} has no samples for {dtype_name} on {device}"
-                    except KeyboardInterrupt:  # Ctrl-C, in the collecting process
-                        raise
-                    except BaseException as e:  # the generator's, SystemExit too: a broken case
-                        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
-                        error = f"sample_inputs raised {type(e).__name__}: {first}"
-                        cases.extend(
-                            Case.of(ref, mode, dtype_name, device, None, error, broken=True, backend=backend)
-                            for mode in settings.modes
-                            for backend in settings.backends
-                        )
-                        continue
-                if count:
-                    derived = _derived(ref, device, dtype, settings.transforms, settings.select)
-                    order = keys(ref.name, ref.variant, dtype_name, device, settings.modes, settings.backends, derived)
-                    cases.extend(Case(ref, key) for key in order)
-                else:
-                    cases.extend(
-                        Case.of(ref, mode, dtype_name, device, None, reason, backend=backend)
-                        for mode in settings.modes
-                        for backend in settings.backends
-                    )
+                    make = functools.partial(_bases, ref, device, dtype)
+                    made = _made(ref.id, dtype_name, device, _opinfo.applicable(ref, device, dtype), make)
+                samples = {dtype_name: made if isinstance(made, Unmade) else dict(enumerate(made))}
+                planned = plan(ref.name, ref.variant, device, settings.modes, settings.backends, samples, chosen, settings.select)
+                cases.extend(Case(ref, p.key, p.reason) for p in planned)
     if settings.ids is not None:  # the ids it lacks are counted at the end of the run
         listed, runs = settings.ids.ids, settings.ids.runs
         cases = [c for c in cases if c.id in listed or (c.key.sample is None and c.key.run in runs)]
@@ -135,19 +119,12 @@ def collect(settings: Settings) -> list[Case]:
     return cases
 
 
-def _derived(ref: OpRef, device: str, dtype: Any, transforms: Sequence[str], select: Selection) -> dict[int, list[str]]:
-    """For each of the op's samples that ``select`` picks (by its index among all), the suffixes
-    of the samples ``transforms`` derive."""
+def _bases(ref: OpRef, device: str, dtype: Any) -> list[Base]:
+    """The op's samples as the plan takes them (what :func:`optests._pipeline.suffixes` needs)."""
     from . import _opinfo
 
     op = _opinfo.opinfo(ref)
-    chosen = transforms_for(op, transforms)
-    samples = _opinfo.cached_samples(ref, device, dtype)
-    picked = select.indices([(s.args, s.kwargs) for s in samples], [s.func for s in samples])
-    return {
-        i: suffixes(Base(samples[i].func, samples[i].args, samples[i].kwargs, samples[i].check_gradients, opinfo=op), chosen)
-        for i in picked
-    }
+    return [Base(s.func, s.args, s.kwargs, s.check_gradients, opinfo=op) for s in _opinfo.cached_samples(ref, device, dtype)]
 
 
 def split_of(refs: list[OpRef]) -> dict[str, tuple[str, str]]:

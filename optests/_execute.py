@@ -9,26 +9,13 @@ from ._findings import Outcome, Verdict
 from ._results import SampleResult
 
 
-def decoration_skip(case: Case) -> str:
-    """Why the OpInfo's own decorations skip this case's test (PyTorch skips it too); "" if not."""
-    import torch
-
-    from . import _opinfo
-    from ._backends import get_backend
-
-    test = get_backend(case.key.backend).opinfo_test  # the in-tree test the backend stands for, as _pipeline.check reads it
-    deco = _opinfo.decorations(
-        _opinfo.opinfo(case.ref), case.key.mode.dynamic, case.key.device, getattr(torch, case.key.dtype), test
-    )
-    return deco.skip_message
-
-
 def execute(case: Case) -> tuple[SampleResult, str]:
-    """Check one case (:func:`optests._pipeline.check`). Returns the record and the full report."""
+    """Check one case (:func:`optests._pipeline.run_child`: derive, the OpInfo's decorations at
+    the judged dtype, the check). Returns the record and the full report."""
     import torch
 
     from . import _opinfo
-    from ._pipeline import Base, check
+    from ._pipeline import Base, record, run_child
 
     key = case.key
     assert key.sample is not None
@@ -46,12 +33,9 @@ def execute(case: Case) -> tuple[SampleResult, str]:
         _opinfo.opinfo(case.ref),
         setup,
     )
-    checked = check(key, base)
-    r = checked.result
-    verdict = Verdict.SKIPPED if r.outcome is Outcome.SKIPPED else None
-    record = case.result(r.outcome, r.stage, r.message, r.duration, verdict, checked.tolerance)
-    report = str(r.error) if r.error is not None else ""
-    return record, report
+    ran = run_child(key, base)
+    verdict = Verdict.SKIPPED if ran.result.outcome is Outcome.SKIPPED else None
+    return record(key, case.ref.db, ran.result, verdict), ran.report
 
 
 def _randomized_sample(case: Case, dtype: Any) -> tuple[list[Any], dict[str, Any]] | None:

@@ -1,27 +1,60 @@
-"""One path from a sample to its record, for every entry point: the sweep (``_case.collect`` names
-the keys, ``_execute.execute`` checks one in the runner's child), ``optests check``, ``check_op``
-and ``op_test`` (``_author.plan`` names them, ``_author.run_planned`` checks them).
+"""One pipeline from a selection to verdicts, plan -> run -> judge, for every entry point: the
+sweep (``_case.collect`` plans, ``Sweep.check`` runs and judges, ``_execute.execute`` is its
+child's side), ``optests check``, ``check_op`` and ``op_test`` (``_author.plan`` plans,
+``_author.run_planned`` runs, :func:`judge` judges).
 
-A :class:`Base` is a sample as it was made, an OpInfo's, a module's (``module_db``: the module
-called through ``functional_call``, :mod:`optests._modules`) or a given ``(args, kwargs)``, with the
-settings its origin asks for. :func:`suffixes` names the samples the input transforms derive from
-it; :func:`keys` orders the checks; :func:`check` makes one check of one key, in this order:
+*Plan* (:func:`plan`). Every key a selection implies, in the one order every entry point runs
+them (:func:`keys`: mode, then backend, then each sample followed by the samples derived from
+it). A dtype whose samples cannot be made gives keys without a sample (:class:`Unmade`): not
+applicable (the op does not support the dtype, or makes no samples for it) or broken (its sample
+generator raised: an eager-stage failure). A :class:`Base` is a sample as it was made, an
+OpInfo's, a module's (``module_db``: the module called through ``functional_call``,
+:mod:`optests._modules`) or a given ``(args, kwargs)``, with the settings its origin asks for;
+:func:`suffixes` names the samples the input transforms and call patterns derive from it, without
+making them (so without calling the op).
+
+*Run*. In the entry point's process, in this order (:func:`settle`): a broken key, a not
+applicable one, the registry's ``skip`` entry (a sample that hangs is never started), then (the
+sweep's ``--optests-resume`` only) the record of the run it resumes, then a derived sample whose
+base died (:class:`DeadBases`). Everything else runs in the isolated child
+(:func:`run_child`, which :func:`check` does the work of), so that nothing that calls the op
+runs in the entry point's process:
 
 1. derive the key's sample from the base (its transform, one draw of ``resized``), and the
    base's redraw (the randomized rerun's data) alike;
 2. choose ``check_gradients`` (a derived sample with no input requiring grad checks none) and the
-   dtype that is judged (the one ``dtypes`` cast to, else the sample's);
-3. the OpInfo's own skips and tolerances for that dtype, as the in-tree test the backend stands
-   for reads them (``Backend.opinfo_test``), and whether output strides are compared
+   dtype that is judged (the one ``dtypes`` cast to, or a pattern computes in, else the sample's);
+3. the OpInfo's own skips and tolerances for that judged dtype, as the in-tree test the backend
+   stands for reads them (``Backend.opinfo_test``), and whether output strides are compared
    (``Backend.free_strides``);
 4. the check, with the key's mode and backend;
 5. a derived sample whose eager call fails is not applicable; the tolerance the record keeps is the
    OpInfo's override and what the check noted.
 
-:func:`died` is the record of a check whose process died; :class:`DeadBases` keeps, for every
-entry point alike, the samples derived from a base sample whose check died from being run (each
-would cost its timeout again). Every entry point runs checks with one
-intra-op thread (:func:`optests._check.one_intra_op_thread`), in a forked child where it can.
+The child returns a :class:`Ran`: the result, the full report, and where asked the inputs it
+checked and the callable it compiled (detached, so they cross the process boundary), for a repro.
+:func:`died` is the record of a check whose process died.
+
+*Judge* (:func:`judge`). One function from a record and the registry to a verdict, its entry and
+the message (:class:`Judged`: ``what=actual, but expected ... [context]``, the registry's reason,
+the report); each entry point adds how to record it as expected in its own words (an accept
+command, a registry line). :func:`load_registry` reads a registry the same way for all (a
+missing file is refused), :func:`stale` names the entries that match nothing the run planned.
+
+*Seams for what comes next.* :func:`check` is the one place a key becomes a check:
+
+- a check over an ordered sequence of calls on one compiled function plugs in as a call
+  pattern (:class:`optests._patterns.CallPattern`) whose derived sample carries the sequence;
+  the key, the plan, the run order and the judgement stay as they are (a sequence is one key, one
+  record);
+- rerunning a failure in a fresh process, to tell flaky from deterministic, is a second
+  :func:`run_child` of the same key in a fresh child (``IsolatedRunner`` replaces its child on
+  request), called by the entry point between run and judge where the first
+  :class:`Ran` failed: both answers reach :func:`judge`, which is where a verdict for a flaky
+  failure would be decided.
+
+Every entry point runs checks with one intra-op thread
+(:func:`optests._check.one_intra_op_thread`), in a forked child where it can.
 """
 
 from __future__ import annotations
@@ -34,14 +67,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._findings import CheckResult, Outcome, Stage
-from ._key import SampleKey, transform_name
+from ._findings import CheckResult, Outcome, Stage, Verdict
+from ._key import SampleKey, Scope, op_id, transform_name
+from .errors import DerivationError as DerivationError
+from .errors import RegistryMissing as RegistryMissing
 
 if TYPE_CHECKING:
+    from ._registry import Entry, Registry
+    from ._results import SampleResult
     from ._runner import Died
     from ._transforms import Derived
 
 Sample = tuple[Sequence[Any], Mapping[str, Any]]
+#: A sample as it crosses back from the isolated child (:class:`Ran`).
+Inputs = tuple[list[Any], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -64,10 +103,16 @@ class Base:
     setup: str | None = None
 
 
-def suffixes(base: Base, transforms: Sequence[str]) -> list[str]:
+def _derivation_error(transform: str, where: str, e: Exception) -> DerivationError:
+    first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+    return DerivationError(f"the {transform} transform raised {type(e).__name__} deriving from {where}: {first}")
+
+
+def suffixes(base: Base, transforms: Sequence[str], where: str = "a sample") -> list[str]:
     """The suffixes of the samples ``transforms`` (input transforms and call patterns) derive from
     ``base``, in ``transforms``' order (``resized``: one draw); none from a sample a transform
-    cannot take apart."""
+    cannot take apart. A transform that raises is a :class:`DerivationError` naming it and
+    ``where`` (the sample, as messages name it)."""
     if not transforms:
         return []
     from ._transforms import suffixes as of
@@ -76,8 +121,8 @@ def suffixes(base: Base, transforms: Sequence[str]) -> list[str]:
     for t in transforms:
         try:
             found += of(t, base.args, base.kwargs, origin=base)
-        except Exception:  # a sample a transform cannot take apart: nothing derived from it
-            pass
+        except Exception as e:
+            raise _derivation_error(t, where, e) from e
     return found
 
 
@@ -181,17 +226,94 @@ def keys(
     ]
 
 
+@dataclass(frozen=True)
+class Unmade:
+    """Why an op's samples of one dtype are not checked: none can be made for it (not
+    applicable), or its sample generator raised (``broken``: an eager-stage failure)."""
+
+    reason: str
+    broken: bool = False
+
+
+def made(op: str, dtype: str, device: str, supported: bool, make: Callable[[], Sequence[Base]]) -> Sequence[Base] | Unmade:
+    """The samples ``make`` makes of op ``op`` (its id) for ``dtype`` on ``device``, or why there
+    are none: ``supported`` false, none made, or ``make`` raised (whatever it raised but Ctrl-C)."""
+    if not supported:
+        return Unmade(f"{op} does not support {dtype} on {device}")
+    try:
+        bases = make()
+    except KeyboardInterrupt:  # Ctrl-C, in the planning process
+        raise
+    except BaseException as e:  # the generator's, SystemExit too: a broken key
+        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        return Unmade(f"sample_inputs raised {type(e).__name__}: {first}", broken=True)
+    return bases if bases else Unmade(f"{op} has no samples for {dtype} on {device}")
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One key a selection implies and the sample (as it was made) that it or its transform
+    checks; a key without a sample has none (``reason`` says why)."""
+
+    key: SampleKey
+    base: Base | None = None
+    reason: str = ""
+
+
+def plan(
+    op: str,
+    variant: str,
+    device: str,
+    modes: Sequence[str],
+    backends: Sequence[str],
+    samples: Mapping[str, Mapping[int, Base] | Unmade],
+    transforms: Sequence[str],
+    selection: Selection,
+) -> list[Planned]:
+    """Every key of an op's samples on one device (``samples``: by dtype, the samples by index, or
+    why there are none), in the order :func:`keys` gives, by dtype as ``samples`` lists them:
+    ``selection`` picks which samples are checked (they keep their indices), ``transforms``
+    derive more from each. A dtype without samples gives one key without a sample per mode and
+    backend."""
+    from ._key import Mode
+
+    planned: list[Planned] = []
+    for dtype, bases in samples.items():
+        if isinstance(bases, Unmade):
+            planned += [
+                Planned(
+                    SampleKey(op, variant, Mode(mode), dtype, device, None, bases.broken, backend=backend), None, bases.reason
+                )
+                for mode in modes
+                for backend in backends
+            ]
+            continue
+        order = sorted(bases)
+        chosen = selection.indices([(bases[i].args, bases[i].kwargs) for i in order], [bases[i].func for i in order])
+        picked = [order[j] for j in chosen]
+        where = f"{op_id(op, variant)} {dtype} {device} sample"
+        derived = {i: suffixes(bases[i], transforms, f"{where} {i}") for i in picked}
+        planned += [
+            Planned(key, bases[key.sample])
+            for key in keys(op, variant, dtype, device, modes, backends, derived)
+            if key.sample is not None
+        ]
+    return planned
+
+
 def derive(key: SampleKey, base: Base, sample: Sample | None = None) -> Derived | None:
     """The sample ``key``'s transform derives from ``base`` (or from ``sample``, the same call
-    with other data: its redraw); None if it derives no such one."""
+    with other data: its redraw); None if it derives no such one. A transform that raises is a
+    :class:`DerivationError` naming it and the key."""
     from ._transforms import derive as derive_all
 
     assert key.sample is not None
     args, kwargs = sample if sample is not None else (base.args, base.kwargs)
+    name = transform_name(key.transform)
     try:
-        found = derive_all(transform_name(key.transform), args, kwargs, draws=1, seed=key.sample, origin=base)
-    except Exception:
-        return None
+        found = derive_all(name, args, kwargs, draws=1, seed=key.sample, origin=base)
+    except Exception as e:
+        raise _derivation_error(name, f"{key.id}{' (its redraw)' if sample is not None else ''}", e) from e
     return next((d for d in found if d.suffix == key.transform), None)
 
 
@@ -203,6 +325,8 @@ class Checked:
     result: CheckResult
     inputs: Sample
     check_gradients: bool | Literal["auto"]
+    #: The callable the check compiled (``inplace``: the in-place variant; else the base's).
+    func: Callable[..., Any] | None = None
 
     @property
     def tolerance(self) -> str:
@@ -248,7 +372,7 @@ def check(key: SampleKey, base: Base) -> Checked:
     if base.opinfo is not None:  # the OpInfo's own skips and tolerances, for the dtype judged
         deco = _opinfo.decorations(base.opinfo, key.mode.dynamic, key.device, judged, backend.opinfo_test)
         if deco.skip:
-            return Checked(CheckResult(Outcome.SKIPPED, message=deco.skip_message), (args, kwargs), check_gradients)
+            return Checked(CheckResult(Outcome.SKIPPED, message=deco.skip_message), (args, kwargs), check_gradients, func)
         # a pattern's lower precision (autocast): the override is for that dtype's results only
         assert_equals = deco.assert_equals(judged, leaves_of_dtype=lower is not None)
         tolerance = tuple(t for t in (deco.tolerance,) if t)
@@ -289,13 +413,223 @@ def check(key: SampleKey, base: Base) -> Checked:
             result.error,
             tolerance + result.notes,
         )
-    return Checked(result, (args, kwargs), check_gradients)
+    return Checked(result, (args, kwargs), check_gradients, func)
 
 
 def died(key: SampleKey, answer: Died, duration: float) -> CheckResult:
     """The result of a check whose process died (``crash``) or ran past its time (``timeout``)."""
     message = f"{answer.message.splitlines()[0]} [{key.context}]"
     return CheckResult(Outcome.FAILED, answer.stage, message, detail=answer.message, duration=duration)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A key decided without a check (:func:`settle`): its result, its verdict, and what a test
+    runner says of it in one line."""
+
+    result: CheckResult
+    verdict: Verdict
+    said: str
+
+
+def settle(key: SampleKey, reason: str, registry: Registry) -> Settled | None:
+    """What the entry point's process decides of ``key`` before any check, in this order: a broken
+    key (its samples cannot be made: an eager-stage failure that no entry expects), a key without a sample (not
+    applicable, ``reason`` says why), the registry's ``skip`` entry; None: run it."""
+    if key.broken:
+        result = CheckResult(Outcome.FAILED, Stage.EAGER, f"{reason} [{key.op_id} {key.dtype} {key.device}]")
+        return Settled(result, Verdict.UNEXPECTED_FAILURE, f"[eager] the OpInfo's samples cannot be made: {reason}")
+    if key.sample is None:
+        return Settled(CheckResult(Outcome.NOT_APPLICABLE, message=reason), Verdict.NOT_APPLICABLE, f"not applicable: {reason}")
+    entry = registry.skip_entry(key.scope, key.sample)  # it crashes or hangs
+    if entry is not None:
+        result = CheckResult(Outcome.SKIPPED, entry.stage, entry.reason)
+        return Settled(result, Verdict.SKIPPED, f"expected-failures registry: skip ({entry.stage}): {entry.reason}")
+    return None
+
+
+def record(key: SampleKey, db: str, result: CheckResult, verdict: Verdict | None = None) -> SampleResult:
+    """The record of ``key``'s check, as every entry point writes it."""
+    from ._results import SampleResult
+
+    r = result
+    return SampleResult(key, db, r.outcome, r.stage, r.message, r.duration, verdict, tolerance(r))
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What the isolated child returns of one key (:func:`run_child`): all the entry point's
+    process needs, so that it never derives (or calls the op) itself."""
+
+    #: The check's result; with the inputs, a finding's inputs and options detached (:func:`portable`).
+    result: CheckResult
+    #: The finding's full report ("" on a pass).
+    report: str
+    #: As the check was called: ``True``, ``False`` or ``"auto"``.
+    check_gradients: bool | Literal["auto"]
+    #: The inputs checked (a derived sample's, or the base's), detached; None where not asked
+    #: for, or where they do not cross the process boundary (a closure among them): the caller
+    #: has the base sample's.
+    inputs: Inputs | None = None
+    #: The callable the check compiled where it is not the base's (``inplace``: the in-place
+    #: variant), if it crosses the process boundary; None: the base's.
+    func: Callable[..., Any] | None = None
+    #: A ``resized`` finding's smallest failing inputs and their sizes, where asked for.
+    shrunk: tuple[Inputs, str] | None = None
+
+
+def run_child(
+    key: SampleKey,
+    base: Base,
+    *,
+    inputs: bool = False,
+    shrink: Callable[[SampleKey, Base, CheckResult], tuple[Inputs, str] | None] | None = None,
+) -> Ran:
+    """:func:`check` of ``key``, on the side that runs it (the isolated child, or the only
+    process), and what its caller needs of it: with ``inputs``, the inputs checked and the
+    callable compiled; with ``shrink``, a failure's smallest inputs as ``shrink`` finds them."""
+    import pickle
+
+    checked = check(key, base)
+    report = str(checked.result.error) if checked.result.error is not None else ""
+    smallest = shrink(key, base, checked.result) if shrink is not None and checked.result.outcome is Outcome.FAILED else None
+    if not inputs:  # the caller keeps the record and the report: the finding stays where it is
+        return Ran(checked.result, report, checked.check_gradients, shrunk=smallest)
+    result = portable(checked.result)
+    checked_inputs: Inputs | None = portable_value((list(checked.inputs[0]), dict(checked.inputs[1])))
+    func = checked.func if checked.func is not base.func else None
+    for value in (checked_inputs, func, smallest):
+        try:
+            pickle.dumps(value)
+        except Exception:  # a closure among them: the caller falls back to the base sample's
+            checked_inputs, func, smallest = (
+                None if value is checked_inputs else checked_inputs,
+                None if value is func else func,
+                None if value is smallest else smallest,
+            )
+    return Ran(result, report, checked.check_gradients, checked_inputs, func, smallest)
+
+
+def portable_value(value: Any) -> Any:
+    """``value`` with its tensors detached (autograd does not cross processes), keeping
+    ``requires_grad`` and a tensor passed twice."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    detached: dict[int, torch.Tensor] = {}
+
+    def detach(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            if id(x) not in detached:
+                detached[id(x)] = x.detach().requires_grad_(x.requires_grad) if x.requires_grad else x.detach()
+            return detached[id(x)]
+        return x
+
+    return pytree.tree_map(detach, value)
+
+
+def portable(result: CheckResult) -> CheckResult:
+    """``result`` as it can cross from the runner's child: a finding's inputs and options (its
+    ``randomized_sample``) detached (:func:`portable_value`); either is dropped (None) if it does
+    not pickle."""
+    import pickle
+
+    error = result.error
+    if error is None:
+        return result
+    for field in ("inputs", "options"):
+        value = getattr(error, field)
+        if value is not None:
+            value = portable_value(value)
+            try:
+                pickle.dumps(value)
+            except Exception:  # e.g. a closure among the arguments: the repro falls back to the sample's
+                value = None
+            setattr(error, field, value)
+    return result
+
+
+# -- judging --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A record judged by the registry (:func:`judge`): the record with its verdict, the entry
+    that judged it, and where the verdict is not as expected, the message (without how to record
+    it, which each entry point says in its own words: :attr:`how`)."""
+
+    record: SampleResult
+    entry: Entry | None
+    #: ``what=actual, but expected ... [context]``, the registry's reason, the report; "" when ok.
+    message: str = ""
+    #: The first words of how to record it as expected (each entry point ends them its way).
+    how: str = ""
+
+    @property
+    def verdict(self) -> Verdict:
+        assert self.record.verdict is not None
+        return self.record.verdict
+
+
+def judge(record: SampleResult, report: str, registry: Registry, registry_name: str) -> Judged:
+    """``record`` judged by ``registry`` (``registry_name``: how messages name it): its verdict
+    and, where the verdict is not as expected, one message shape for every entry point."""
+    verdict, entry = registry.judge(record)
+    judged = dataclasses.replace(record, verdict=verdict)
+    if verdict.ok or verdict is Verdict.XFAILED:
+        return Judged(judged, entry)
+    context = f"[{record.key.context}]"
+    if verdict is Verdict.UNEXPECTED_PASS:
+        assert entry is not None
+        head = f"outcome=passed, but expected a failure at stage {entry.stage} {context}\nThe registry says: {entry.reason}"
+        how = "It passes now: remove it from the registry"
+    elif verdict is Verdict.STAGE_CHANGED:
+        assert entry is not None
+        head = f"stage={record.stage}, but expected {entry.stage} {context}\nThe registry says: {entry.reason}\n{report}"
+        how = "If the new stage is expected, record it"
+    else:
+        head = report
+        how = f"Not in the expected-failures registry ({registry_name}). If this failure is expected, record it"
+    return Judged(judged, entry, head, how)
+
+
+def load_registry(path: str | Path) -> list[Entry]:
+    """The entries of the registry at ``path`` (relative to the working directory, as every
+    command takes it); a :class:`RegistryMissing` if there is no file there."""
+    from ._registry import load
+
+    where = Path(path)
+    if not where.is_file():
+        raise RegistryMissing(f"{where}: no registry there")
+    return load(where)
+
+
+def stale_entries(
+    entries: Sequence[Entry], planned: Sequence[SampleKey], transforms: Sequence[str], torch_version: str
+) -> list[Entry]:
+    """The entries of ``entries`` that lie inside what ``planned`` (every key of a run that
+    checks each of its ops' samples) covers, its ops, modes, dtypes, devices, backends and
+    transforms, and match none of its keys: they are stale."""
+    from ._registry import stale
+
+    collected: dict[Scope, set[int]] = {}
+    runs: set[tuple[str, str, str, str, str]] = set()
+    for key in planned:
+        samples = collected.setdefault(key.scope, set())
+        if key.sample is not None:
+            samples.add(key.sample)
+        runs.add(key.run)
+
+    def in_selection(e: Entry) -> bool:
+        run = (e.op_id, e.mode, e.dtype, e.device, e.backend)
+        return run in runs and (not e.transform or transform_name(e.transform) in transforms)
+
+    return stale(entries, collected, in_selection, torch_version)
+
+
+def stale_line(e: Entry) -> str:
+    """How every entry point reports a stale entry, in one line."""
+    return f"stale registry entry (matches no collected sample): {e.label} samples={list(e.samples) if e.samples else 'all'}"
 
 
 #: How the message of a derived sample that :class:`DeadBases` keeps from being run starts.

@@ -419,11 +419,11 @@ OPTIONS: tuple[Option, ...] = (
         _path,
         author_help="an expected-failures registry: findings it lists are expected",
         cli_type=Path,
-        keywords_of=(_OP_TEST,),
+        keywords_of=(_CHECK_OP, _OP_TEST),
         keyword_value=_optional_path,
         author_default="",
         differs_because="the sweep judges a project's ops against the registry at its rootdir; an author's op has no "
-        "entries there, so optests check and op_test judge against a registry only when given one",
+        "entries there, so optests check, check_op and op_test judge against a registry only when given one",
     ),
     Option("accept", "rewrite the registry from this run (only the scopes that ran are touched)", "false", _bool, flag=True),
     Option("strict-registry", "fail the run when registry entries match nothing collected (stale)", "false", _bool, flag=True),

@@ -26,11 +26,11 @@ import pytest
 from . import _durations, _registry, _results
 from ._case import Case, SelectionError, collect, select_ops, split_of
 from ._env import CompileCache, environment, now
-from ._execute import child_fit, decoration_skip, execute_in_child, prepare_child
+from ._execute import child_fit, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
 from ._key import _ID, DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_name
-from ._pipeline import DeadBases, died
+from ._pipeline import DeadBases, died, judge, settle, stale_line
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner, WorkFailed
 from ._sanitize import printable, shell_join, shell_word
@@ -249,20 +249,13 @@ class Sweep:
     def check(self, item: pytest.Item, case: Case) -> None:
         """Run one case for a sweep test; fails or skips the test accordingly."""
         key = case.key
-        if key.broken:
-            self._attach(item, case.result(Outcome.FAILED, Stage.EAGER, f"{case.reason} [{key.op_id} {key.dtype} {key.device}]"))
-            pytest.fail(f"[eager] the OpInfo's samples cannot be made: {case.reason}", pytrace=False)
-        if key.sample is None:
-            self._attach(item, case.result(Outcome.NOT_APPLICABLE, message=case.reason, verdict=Verdict.NOT_APPLICABLE))
-            pytest.skip(f"not applicable: {case.reason}")
-        skip = decoration_skip(case)
-        if skip:
-            self._attach(item, case.result(Outcome.SKIPPED, message=skip, verdict=Verdict.SKIPPED))
-            pytest.skip(skip)
-        entry = self.registry.skip_entry(key.scope, key.sample)  # it crashes or hangs
-        if entry is not None:
-            self._attach(item, case.result(Outcome.SKIPPED, entry.stage, entry.reason, verdict=Verdict.SKIPPED))
-            pytest.skip(f"expected-failures registry: skip ({entry.stage}): {entry.reason}")
+        settled = settle(key, case.reason, self.registry)  # broken, not applicable, a skip entry
+        if settled is not None:
+            r = settled.result
+            self._attach(item, case.result(r.outcome, r.stage, r.message, verdict=settled.verdict))
+            if key.broken:
+                pytest.fail(settled.said, pytrace=False)
+            pytest.skip(settled.said)
         resumed = self._resumed.get(case.id)
         if resumed is not None:  # the dead run this one goes on from checked it: its record stands
             if resumed.outcome is Outcome.FAILED:
@@ -304,29 +297,16 @@ class Sweep:
 
     def _judge(self, item: pytest.Item, case: Case, record: SampleResult, report: str) -> None:
         """Attach ``record`` with the registry's verdict, and pass, xfail or fail the test by it."""
-        key = case.key
-        verdict, entry = self.registry.judge(record)
-        self._attach(item, dataclasses.replace(record, verdict=verdict))
-        if verdict is Verdict.XFAILED:
-            assert entry is not None
-            pytest.xfail(f"expected ({entry.stage}): {entry.reason}")
-        if verdict.ok:
+        judged = judge(record, report, self.registry, self._registry_name())
+        self._attach(item, judged.record)
+        if judged.verdict is Verdict.XFAILED:
+            assert judged.entry is not None
+            pytest.xfail(f"expected ({judged.entry.stage}): {judged.entry.reason}")
+        if judged.verdict.ok:
             return
-        context = f"[{key.context}]"
-        if verdict is Verdict.UNEXPECTED_PASS:
-            assert entry is not None
-            head = f"outcome=passed, but expected a failure at stage {entry.stage} {context}\nThe registry says: {entry.reason}"
-            what = "It passes now: remove it from the registry"
-        elif verdict is Verdict.STAGE_CHANGED:
-            assert entry is not None
-            head = f"stage={record.stage}, but expected {entry.stage} {context}\nThe registry says: {entry.reason}\n{report}"
-            what = "If the new stage is expected, record it"
-        else:
-            head = report
-            what = f"Not in the expected-failures registry ({self._registry_name()}). If this failure is expected, record it"
         if self.settings.accept:
-            pytest.xfail(f"{verdict.value}; --optests-accept records it")
-        pytest.fail(f"{head}\n{what}:\n  {self._accept_command(item, case)}", pytrace=False)
+            pytest.xfail(f"{judged.verdict.value}; --optests-accept records it")
+        pytest.fail(f"{judged.message}\n{judged.how}:\n  {self._accept_command(item, case)}", pytrace=False)
 
     def _registry_name(self) -> str:
         path = self.settings.registry
@@ -667,11 +647,7 @@ class Sweep:
         if verdicts:
             tr.write_line("registry: " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())))
         for e in self._stale:
-            tr.write_line(
-                printable(
-                    f"stale registry entry (matches no collected sample): {e.label} samples={list(e.samples) if e.samples else 'all'}"
-                )
-            )
+            tr.write_line(printable(stale_line(e)))
         if self._accept_error:
             tr.write_line(printable(f"accept failed, the registry is unchanged: {self._accept_error}"), red=True)
         if self._accepted is not None:

@@ -111,7 +111,7 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
     start, started = time.perf_counter(), now()
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
-    from . import _author, _repro
+    from . import _author, _pipeline, _repro
     from ._pipeline import NOT_RUN
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
@@ -126,7 +126,7 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
 
         if not torch.cuda.is_available():
             raise CommandError("--device cuda: CUDA is not available on this machine")
-    entries = _registry.load(args.registry) if args.registry else []
+    entries, registry_name = _author.registry_of(args.registry)
     _author.import_modules(args.imports)
     samples = _author.load_samples(args.samples) if args.samples else None  # its module may register the op
     transforms = _author.transforms_of(args.transforms)
@@ -144,31 +144,31 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
         target_checks = _author.check_target(
             target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, backends=backends,
             timeout=timeout, shrink=True, select=args.select, derived_after_death=args.derived_after_death,
+            judged_by=registry, registry_name=registry_name,
         )  # fmt: skip
         derived = len({(c.dtype, c.sample, c.key.transform) for c in target_checks if c.key.transform})
         also = f" (and {derived} derived by {', '.join(transforms)})" if transforms else ""
-        print(f"{target.name}: {len({(c.dtype, c.sample) for c in target_checks})} samples{also} x {len(modes)} modes")
+        made = len({(c.dtype, c.sample) for c in target_checks if c.sample is not None})
+        print(f"{target.name}: {made} samples{also} x {len(modes)} modes")
         for c in target_checks:
-            verdict, _ = registry.judge(c.record())
+            assert c.verdict is not None  # judged by the registry (an empty one without --registry)
             words = {"passed": "PASS", "xfailed": "XFAIL", "unexpected_pass": "XPASS", "skipped": "SKIP", "not_applicable": "N/A"}
-            word = words.get(verdict.value, "FAIL")
+            word = words.get(c.verdict.value, "FAIL")
             stage = f" [{c.result.stage}]" if c.result.stage else ""
             print(f"  {word:5} {c.mode:14} {c.dtype:8} sample {c.key.sample_text}{stage}  {c.result.duration:.2f} s")
             checks.append(c)
-            if not verdict.ok:
+            if not c.verdict.ok:
                 findings.append((target, c))
+    planned_keys = [c.key for c in checks]
+    stale = _pipeline.stale_entries(entries, planned_keys, transforms, str(torch.__version__)) if args.select == "all" else []
     if args.json:  # first: nothing below may lose it
         _results.write(args.json, [c.record() for c in checks], environment(started, cache.label))
     for target, c in findings:
         print()
         error = c.result.error
-        if error is None and c.result.stage is not None:  # the child crashed or timed out
-            print(f"[{c.result.stage}] {c.result.message}")
-            for line in c.result.detail.splitlines()[1:]:
-                print(f"    {line}")
-            continue
-        if error is None:  # an xfail entry that now passes
-            print(f"outcome=passed, but expected a failure [{c.key.context}] (registry {args.registry})")
+        if error is None or c.verdict is not Verdict.UNEXPECTED_FAILURE:  # a death, a broken key, a stage or a pass not expected
+            for line in c.judgement.splitlines():
+                print(printable(line))
             continue
         print(f"[{error.stage}] {error.summary}")
         for line in error.detail.splitlines():
@@ -207,6 +207,8 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
         print(
             f"{not_run} derived checks not run: the sample each derives from timed out or crashed (--derived-after-death runs them)"
         )
+    for entry in stale:
+        print(printable(f"{registry_name}: {_pipeline.stale_line(entry)}"))
     skipped = f", {outcomes['skipped']} skipped" if outcomes["skipped"] else ""
     skipped += f", {outcomes['not_applicable']} not applicable" if outcomes["not_applicable"] else ""
     print(

@@ -68,6 +68,9 @@ __all__ = [
     "BackendCompilerFailed",
     "Unsupported",
     "DependsOnCpu",
+    "DerivationError",
+    "RegistryMissing",
+    "StaleEntryWarning",
 ]
 
 
@@ -209,3 +212,21 @@ class DependsOnCpu(OptestsError, RuntimeError):
     """Eager's result under a call pattern depends on this machine's CPU (its oneDNN kernels,
     :func:`optests._check._same_on_every_cpu`): so does what compiled code must return, and the
     derived sample is not applicable, not a finding."""
+
+
+class DerivationError(OptestsError, RuntimeError):
+    """A transform or call pattern raised while deriving from a sample: a bug in it (in optests,
+    or in a pattern of yours), not a fact about the op. A transform that cannot take a sample
+    apart derives nothing from it, without raising. The message names the transform and the
+    sample; the traceback is the transform's."""
+
+
+class RegistryMissing(InputError):
+    """A registry named (``--registry``, ``registry=``) where there is no file. Give the path of
+    an existing registry (an accept writes one: ``optests accept``), or name none."""
+
+
+class StaleEntryWarning(OptestsError, UserWarning):
+    """An entry of the registry given to :func:`optests.op_test` matches none of the tests it
+    makes, in the ops, modes, dtypes, devices, backends and transforms they cover: remove it (or
+    correct it)."""

@@ -539,10 +539,13 @@ def test_low_precision_is_judged_against_a_higher_precision_reference() -> None:
 def test_the_sweep_skips_what_the_backend_s_in_tree_test_skips() -> None:
     """The sweep reads the OpInfo's skips for the in-tree test the backend stands for, as
     ``optests check`` does (``TestInductorOpInfo`` under inductor)."""
+    from optests._backends import get_backend
     from optests._case import Case
-    from optests._execute import decoration_skip
+    from optests._execute import execute
 
     ref = next(r for r in _opinfo.all_ops(("op_db",)) if r.id == "nn.functional.linear_cross_entropy.chunked")
-    assert decoration_skip(Case.of(ref, "static", "float32", "cpu", 0)) == ""
-    under = decoration_skip(Case.of(ref, "static", "float32", "cpu", 0, backend="inductor"))
-    assert under.startswith("the OpInfo's decorations skip TestInductorOpInfo here:"), under
+    op = _opinfo.opinfo(ref)
+    assert _opinfo.decorations(op, False, "cpu", torch.float32, get_backend("aot_eager").opinfo_test).skip_message == ""
+    record, _ = execute(Case.of(ref, "static", "float32", "cpu", 0, backend="inductor"))  # skipped before it compiles
+    assert record.outcome.value == "skipped"
+    assert record.message.startswith("the OpInfo's decorations skip TestInductorOpInfo here:"), record.message

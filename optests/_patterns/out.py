@@ -59,8 +59,11 @@ def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     grad_off = {pos: False for pos in sample.inputs}
     args, kwargs = sample.build(requires_grad=grad_off)
     kwargs.pop("out", None)
-    with torch.no_grad():
-        outs = _outs(origin.func(*args, **kwargs))  # what the out= tensors must hold
+    try:
+        with torch.no_grad():
+            outs = _outs(origin.func(*args, **kwargs))  # what the out= tensors must hold
+    except Exception:  # eager refuses the sample itself: there is no out= call of it to make
+        return {}
     if outs is None or any(o.layout != torch.strided for o in outs):
         return {}
 
