@@ -38,6 +38,7 @@ from ._pipeline import (
     load_registry,
     made,
     portable_value,
+    rebuilt,
     record,
     run_child,
     settle,
@@ -433,11 +434,14 @@ def run_planned(
                 result = died(p.key, answer, time.perf_counter() - start)
                 dead.note(p.key, result.stage)
                 answer = Ran(result, f"[{result.stage}] {result.detail}", gradients)
+            error = answer.result.error
+            if error is not None:  # what crossed from the child as it was checked (a non-leaf a non-leaf)
+                error.inputs, error.options = rebuilt(error.inputs), rebuilt(error.options)
             judged = judge(record(p.key, db, answer.result), answer.report, registry, registry_name)
-            checked_inputs = answer.inputs if answer.inputs is not None else inputs
+            checked_inputs = rebuilt(answer.inputs) if answer.inputs is not None else inputs
             out.append(
                 SampleCheck(
-                    p.key, answer.result, checked_inputs, answer.check_gradients, answer.shrunk, answer.func or func, db,
+                    p.key, answer.result, checked_inputs, answer.check_gradients, rebuilt(answer.shrunk), answer.func or func, db,
                     judged.verdict, f"{judged.message}\n{judged.how}" if judged.message or judged.how else "",
                 )
             )  # fmt: skip

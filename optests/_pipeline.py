@@ -512,20 +512,63 @@ def run_child(
 
 def portable_value(value: Any) -> Any:
     """``value`` with its tensors detached (autograd does not cross processes), keeping
-    ``requires_grad`` and a tensor passed twice."""
+    ``requires_grad``, a tensor passed twice, and a tensor that autograd made (a non-leaf, or a
+    view of one: an in-place variant's input) as a :class:`NonLeaf` that :func:`rebuilt` makes a
+    non-leaf again, so that a repro rebuilds it as it was checked."""
     import torch
     import torch.utils._pytree as pytree
 
-    detached: dict[int, torch.Tensor] = {}
+    detached: dict[int, Any] = {}
+    bases: dict[int, torch.Tensor] = {}
 
     def detach(x: Any) -> Any:
-        if isinstance(x, torch.Tensor):
-            if id(x) not in detached:
+        if not isinstance(x, torch.Tensor):
+            return x
+        if id(x) not in detached:
+            if x.grad_fn is not None:
+                base = x._base if x._is_view() and x._base is not None and x._base.grad_fn is not None else None
+                if base is None:
+                    detached[id(x)] = NonLeaf(x.detach(), None)
+                else:  # one data tensor a base: views of one base stay views of one rebuilt base
+                    data = bases.setdefault(id(base), base.detach())
+                    offset = x.storage_offset() - base.storage_offset()
+                    detached[id(x)] = NonLeaf(data, (tuple(x.shape), tuple(x.stride()), offset))
+            else:
                 detached[id(x)] = x.detach().requires_grad_(x.requires_grad) if x.requires_grad else x.detach()
-            return detached[id(x)]
-        return x
+        return detached[id(x)]
 
     return pytree.tree_map(detach, value)
+
+
+@dataclass(frozen=True)
+class NonLeaf:
+    """A tensor autograd made, as it crosses processes (:func:`portable_value`): its data (a
+    view's: its base's), and a view's size, strides and offset in its base."""
+
+    data: Any
+    view: tuple[tuple[int, ...], tuple[int, ...], int] | None
+
+
+def rebuilt(value: Any) -> Any:
+    """``value`` (from :func:`portable_value`) with each :class:`NonLeaf` a non-leaf again: a
+    clone of a leaf that requires grad, a view of one such clone per base."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    clones: dict[int, torch.Tensor] = {}
+
+    def rebuild(x: Any) -> Any:
+        if not isinstance(x, NonLeaf):
+            return x
+        if id(x.data) not in clones:
+            clones[id(x.data)] = x.data.detach().requires_grad_().clone(memory_format=torch.preserve_format)
+        whole = clones[id(x.data)]
+        if x.view is None:
+            return whole
+        size, stride, offset = x.view
+        return whole.as_strided(size, stride, whole.storage_offset() + offset)
+
+    return pytree.tree_map(rebuild, value, is_leaf=lambda x: isinstance(x, NonLeaf))
 
 
 def portable(result: CheckResult) -> CheckResult:

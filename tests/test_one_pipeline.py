@@ -320,3 +320,27 @@ def test_stale_entries_are_reported_by_optests_check_and_op_test(
     out = capsys.readouterr().out
     assert stale in out.splitlines()
     assert "not run" not in out  # the dynamic entry lies outside what the run selects
+
+
+def test_inputs_cross_from_the_child_as_checked_a_view_of_a_non_leaf_a_view_of_a_non_leaf() -> None:
+    """A repro rebuilds an input as it was checked: a view of a non-leaf (an in-place variant's
+    input) must reach the entry point's process as one, not as a leaf (on which eager refuses the
+    in-place op). Two views of one base stay views of one base; a leaf stays a leaf."""
+    import pickle
+
+    import torch
+
+    leaf = torch.randn(4, 3, requires_grad=True)
+    non_leaf = leaf * 2
+    a, b = non_leaf[1:], non_leaf[:, 1]
+    plain = torch.randn(2)
+    crossed = pickle.loads(pickle.dumps(_pipeline.portable_value(([a, b, non_leaf * 1, leaf, plain], {}))))
+    (ra, rb, rn, rl, rp), _ = _pipeline.rebuilt(crossed)
+    for got, was in ((ra, a), (rb, b), (rn, non_leaf)):
+        assert got.grad_fn is not None and torch.equal(got, was.detach())
+    assert ra._base is rb._base and ra._base.grad_fn is not None  # one rebuilt base, a non-leaf
+    assert (ra.stride(), ra.storage_offset(), rb.stride(), rb.storage_offset()) == (
+        a.stride(), a.storage_offset(), b.stride(), b.storage_offset(),
+    )  # fmt: skip
+    ra.mul_(2)  # eager accepts the in-place op on a view of a non-leaf
+    assert rl.is_leaf and rl.requires_grad and not rp.requires_grad
