@@ -9,6 +9,11 @@ about 10 minutes a tree and mode on 2 cores for every 3rd op, the whole static s
 
     python bench/speed.py --skip a,c,d,e --modes static --every 3 --baseline 3322cba --repeat 2
 
+The README's main job (the whole sweep, both modes) priced against its floor, its results kept
+for ``optests diff`` against the committed ones (about 35 minutes here):
+
+    python bench/speed.py --all --skip a,c,d,e --results results/cpu-float32.json
+
 Against PyTorch's own, on ops ``a*``-``c*`` in a few minutes (every 4th op; parts a and b):
 
     python bench/speed.py --skip c,d,e --ops 'a*,b*,c*' --every 4
@@ -46,6 +51,7 @@ import multiprocessing
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -294,8 +300,10 @@ def floor_lines(run: SweepRun, base: Floor, workers: int) -> list[str]:
     ]
 
 
-def sweep(tree: Path, ops: str, modes: tuple[str, ...], workers: int) -> SweepRun:
-    """Part (b)'s sweep, run from ``tree`` with its code first on ``PYTHONPATH``."""
+def sweep(tree: Path, ops: str, modes: tuple[str, ...], workers: int, keep: Path | None = None) -> SweepRun:
+    """Part (b)'s sweep, run from ``tree`` with its code first on ``PYTHONPATH``; its results
+    file is copied to ``keep``, where given (for ``optests diff``: the whole sweep of ``--all``
+    is the README's main job)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])}
     where = subprocess.run([sys.executable, "-c", "import optests; print(optests.__file__)"], cwd=tree, env=env,
                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
@@ -319,12 +327,23 @@ def sweep(tree: Path, ops: str, modes: tuple[str, ...], workers: int) -> SweepRu
         if not results.exists():
             sys.exit(f"bench/speed.py: the sweep in {tree} wrote no results:\n{out[-3000:]}")
         samples = json.loads(results.read_text())["samples"]
+        if keep is not None:
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(results, keep)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     tail = [ln.strip("= ") for ln in out.splitlines() if re.search(r"\d+ (passed|failed).* in [\d.]+s", ln)][-1:]
     return SweepRun(len(samples), wall, sum(s["duration"] for s in samples), cpu, " ".join(tail), memory)
 
 
-def part_b(ops: str, modes: tuple[str, ...], workers: int, baseline: str | None, repeat: int, baseline_kib: int | None) -> None:
+def part_b(
+    ops: str,
+    modes: tuple[str, ...],
+    workers: int,
+    baseline: str | None,
+    repeat: int,
+    baseline_kib: int | None,
+    keep: Path | None = None,
+) -> None:
     label = "the subset" if ops != "*" and "," in ops and len(ops.split(",")) < 100 else f"{len(ops.split(','))} ops"
     print(f"(b) sweep of {'every op' if ops == '*' else label}, modes {','.join(modes)}, pytest -n {workers}:")
     trees = {"this tree": ROOT}
@@ -335,7 +354,7 @@ def part_b(ops: str, modes: tuple[str, ...], workers: int, baseline: str | None,
         floors: dict[str, list[Floor]] = defaultdict(list)
         for _ in range(repeat):
             for name, tree in trees.items():
-                runs[name].append(sweep(tree, ops, modes, workers))
+                runs[name].append(sweep(tree, ops, modes, workers, keep if tree is ROOT else None))
                 print(f"  {name:20} {runs[name][-1].line(workers)}", flush=True)
                 floors[name].append(floor(runs[name][-1].samples, workers))  # in the same run, right after
                 for line in floor_lines(runs[name][-1], floors[name][-1], workers):
@@ -442,6 +461,7 @@ def main() -> None:
     p.add_argument("--baseline", metavar="REV", help="also run (b) from a git worktree of REV, side by side")
     p.add_argument("--repeat", type=_positive, default=1, help="run (b) this many times, alternating the trees")
     p.add_argument("--skip", default="", help="parts to leave out, e.g. 'a,c'")
+    p.add_argument("--results", type=Path, metavar="PATH", help="keep this tree's results file of (b) at PATH")
     a = p.parse_args()
     if a.all and a.every:
         p.error("argument --every: not allowed with argument --all")
@@ -453,7 +473,7 @@ def main() -> None:
     if "a" not in skip:
         part_a(ops, a.modes)
     if "b" not in skip or "e" not in skip:
-        part_b(ops, a.modes, a.workers, a.baseline, a.repeat, bare_import_kib() if "e" not in skip else None)
+        part_b(ops, a.modes, a.workers, a.baseline, a.repeat, bare_import_kib() if "e" not in skip else None, a.results)
     if "c" not in skip:
         part_c(ops)
     if "d" not in skip:

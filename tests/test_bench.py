@@ -120,6 +120,16 @@ def test_the_speed_bench_times_an_empty_pytest_run_of_as_many_items() -> None:
     assert base.items == 3 and base.wall > 0 and base.cpu > 0
 
 
+def test_the_speed_bench_keeps_its_sweeps_results_where_asked(tmp_path: Path) -> None:
+    """``--results PATH``: (b)'s sweep of this tree leaves its results file there (the whole
+    sweep's, with ``--all``, is the README's main job: ``optests diff`` reads it)."""
+    kept = tmp_path / "out" / "results.json"
+    run = _bench("speed").sweep(ROOT, "sin", ("static",), 0, kept)
+    _, records = read(kept)
+    assert run.samples == len(records) > 0
+    assert {r.key.op_id for r in records} == {"sin"}
+
+
 def test_the_speed_bench_sets_the_sweeps_check_beside_the_in_tree_check_per_mode() -> None:
     times = {
         "ours|static": [(1.0, 0.5), (1.0, 0.5)],
