@@ -531,7 +531,7 @@ def portable_value(value: Any) -> Any:
                     detached[id(x)] = NonLeaf(x.detach(), None)
                 else:  # one data tensor a base: views of one base stay views of one rebuilt base
                     data = bases.setdefault(id(base), base.detach())
-                    offset = x.storage_offset() - base.storage_offset()
+                    offset = int(x.storage_offset()) - int(base.storage_offset())
                     detached[id(x)] = NonLeaf(data, (tuple(x.shape), tuple(x.stride()), offset))
             else:
                 detached[id(x)] = x.detach().requires_grad_(x.requires_grad) if x.requires_grad else x.detach()
