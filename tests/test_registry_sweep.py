@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from sweepdir import run_cli, run_inline
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -14,12 +16,27 @@ FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
 DB = ["--optests-dbs=buggy_ops:ops", "-p", "no:cacheprovider"]
 
 
+@pytest.fixture(scope="session")
+def accepted_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the session keeps the registry :func:`accepted` gives: the xdist workers of one run
+    share it (their temporary folders' parent is that run's), a run without workers keeps its own."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "buggy_ops-accepted.json"
+
+
 @pytest.fixture
-def accepted(sweep: pytest.Pytester) -> Path:
-    """A registry accepted from a serial run over the buggy ops."""
-    result = run_inline(sweep, *DB, "--optests-accept")
-    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    return sweep.path / "expected_failures.json"
+def accepted(sweep: pytest.Pytester, accepted_once: Path) -> Path:
+    """A registry accepted from a serial run over the buggy ops, in this test's directory. The run
+    is made once a session (by the first test that asks, in its own directory); every other test
+    gets a copy of what it accepted, and changes its copy alone."""
+    registry = sweep.path / "expected_failures.json"
+    with FileLock(f"{accepted_once}.lock"):
+        if not accepted_once.exists():
+            result = run_inline(sweep, *DB, "--optests-accept")
+            assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+            accepted_once.write_bytes(registry.read_bytes())
+        registry.write_bytes(accepted_once.read_bytes())
+    return registry
 
 
 def test_accept_records_every_failure_and_the_run_is_then_green(sweep: pytest.Pytester, accepted: Path) -> None:
