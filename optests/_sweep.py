@@ -302,6 +302,8 @@ class Sweep:
         if judged.verdict is Verdict.XFAILED:
             assert judged.entry is not None
             pytest.xfail(f"expected ({judged.entry.stage}): {judged.entry.reason}")
+        if judged.verdict is Verdict.SKIPPED:  # the OpInfo's own decorations skip it, as PyTorch does
+            pytest.skip(judged.record.message)
         if judged.verdict.ok:
             return
         if self.settings.accept:

@@ -158,6 +158,7 @@ def test_decorations_are_read_at_the_judged_dtype_in_the_sweep_too(
         "--optests-modes=static", "--optests-transforms=dtypes", "--optests-results=sweep.json",
     )  # fmt: skip
     assert swept.ret == pytest.ExitCode.OK, swept.stdout.str()
+    assert swept.parseoutcomes().get("skipped") == 1  # the skipped sample's test is skipped too, not passed
     sweep = {r["id"]: r["outcome"] for r in json.loads((pytester.path / "sweep.json").read_text())["samples"]}
     api = {
         c.id: c.result.outcome.value
