@@ -34,7 +34,7 @@ from ._pipeline import (
     Unmade,
     check,
     died,
-    judge,
+    judge_again,
     load_registry,
     made,
     portable_value,
@@ -47,7 +47,7 @@ from ._pipeline import (
     transforms_for,
 )
 from ._pipeline import plan as plan_keys
-from ._results import SampleResult
+from ._results import SampleResult, Try
 from ._settings import AUTHOR_DEFAULTS, KNOWN_DBS, MODULE_DBS
 from .errors import AuthorError as AuthorError
 from .errors import StaleEntryWarning as StaleEntryWarning
@@ -96,6 +96,8 @@ class SampleCheck:
     verdict: Verdict | None = None
     #: Where the verdict is not as expected, why, in the sweep's words ("" otherwise).
     judgement: str = ""
+    #: What checking it again, in a fresh process, found (:attr:`optests._results.SampleResult.reruns`).
+    reruns: tuple[Try, ...] = ()
 
     @property
     def id(self) -> str:
@@ -126,7 +128,7 @@ class SampleCheck:
 
     def record(self) -> SampleResult:
         """The record, as the sweep writes it for the same sample."""
-        return record(self.key, self.db, self.result, self.verdict)
+        return record(self.key, self.db, self.result, self.verdict, self.reruns)
 
 
 # -- resolving ------------------------------------------------------------------------------------
@@ -373,6 +375,7 @@ def run_planned(
     timeout: float = AUTHOR_DEFAULTS.timeout,
     isolated: bool = True,
     shrink: bool = False,
+    reruns: int = AUTHOR_DEFAULTS.reruns,
     derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     dead: DeadBases | None = None,
     judged_by: _registry.Registry | None = None,
@@ -390,10 +393,13 @@ def run_planned(
     call's alone). Where a child cannot be forked (CUDA is initialized), the checks run in this
     process. With ``shrink``, a ``resized`` finding is also shrunk to the smallest sizes that fail
     at its stage (:attr:`SampleCheck.shrunk`, for a repro script); its result is the finding as
-    found. First each backend is preflighted (:func:`optests._backends.preflight`): one that
+    found. A check whose verdict would fail the run is made again up to ``reruns`` times, each in
+    a fresh child (:func:`optests._pipeline.judge_again`; here where there is no child), until one's
+    verdict would not: then it is ``flaky``. First each backend is preflighted (:func:`optests._backends.preflight`): one that
     cannot run on this machine is an :class:`AuthorError`, not a finding on every sample."""
     from ._backends import BackendUnavailable, preflight
 
+    _check_reruns(reruns)
     registry = judged_by if judged_by is not None else _registry.Registry([], str(torch.__version__))
     to_run = [p for p in planned if p.base is not None]
     try:
@@ -410,6 +416,23 @@ def run_planned(
 
     dead = dead if dead is not None else DeadBases("--derived-after-death (derived_after_death=True)")
     runner = _runner.IsolatedRunner(_one_thread(work), fit=_state.fit) if isolated and to_run and _runner.fork_is_safe() else None
+
+    def ran(position: int, fresh: bool = False) -> Ran:
+        """The check of a planned sample, in the runner's child (``fresh``: a new one) or here."""
+        p = planned[position]
+        assert p.base is not None
+        start = time.perf_counter()
+        answer = _kept(work, position) if runner is None else runner.run(position, timeout, fresh=fresh)
+        if isinstance(answer, _runner.Died):
+            result = died(p.key, answer, time.perf_counter() - start)
+            return Ran(result, f"[{result.stage}] {result.detail}", p.base.check_gradients)
+        assert isinstance(answer, Ran)
+        return answer
+
+    def again(position: int) -> SampleResult:
+        """The record of one more check of a planned sample, in a fresh child."""
+        return record(planned[position].key, db, ran(position, fresh=True).result)
+
     out: list[SampleCheck] = []
     db = target.db
     try:
@@ -428,27 +451,33 @@ def run_planned(
             if not_run is not None:  # its base sample timed out or crashed
                 out.append(SampleCheck(p.key, not_run, inputs, gradients, None, func, db, Verdict.SKIPPED))
                 continue
-            start = time.perf_counter()
-            answer = _kept(work, position) if runner is None else runner.run(position, timeout)
-            if isinstance(answer, _runner.Died):
-                result = died(p.key, answer, time.perf_counter() - start)
-                dead.note(p.key, result.stage)
-                answer = Ran(result, f"[{result.stage}] {result.detail}", gradients)
+            answer = ran(position)
+            dead.note(p.key, answer.result.stage)  # a timeout or a crash
             error = answer.result.error
             if error is not None:  # what crossed from the child as it was checked (a non-leaf a non-leaf)
                 error.inputs, error.options = rebuilt(error.inputs), rebuilt(error.options)
-            judged = judge(record(p.key, db, answer.result), answer.report, registry, registry_name)
+            first = record(p.key, db, answer.result)
+            judged = judge_again(first, answer.report, registry, registry_name, reruns, functools.partial(again, position))
             checked_inputs = rebuilt(answer.inputs) if answer.inputs is not None else inputs
             out.append(
                 SampleCheck(
                     p.key, answer.result, checked_inputs, answer.check_gradients, rebuilt(answer.shrunk), answer.func or func, db,
                     judged.verdict, f"{judged.message}\n{judged.how}" if judged.message or judged.how else "",
+                    judged.record.reruns,
                 )
             )  # fmt: skip
     finally:
         if runner is not None:
             runner.close()
     return out
+
+
+def _check_reruns(reruns: object) -> None:
+    """An :class:`AuthorError` unless ``reruns`` is a whole number from 0 to the most allowed."""
+    from ._settings import MAX_RERUNS
+
+    if type(reruns) is not int or not 0 <= reruns <= MAX_RERUNS:
+        raise AuthorError(f"reruns={reruns!r}, but expected a whole number from 0 to {MAX_RERUNS}")
 
 
 def shrinkable(suffix: str) -> bool:
@@ -488,6 +517,7 @@ def check_target(
     isolated: bool = True,
     shrink: bool = False,
     select: str = AUTHOR_DEFAULTS.select,
+    reruns: int = AUTHOR_DEFAULTS.reruns,
     derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     judged_by: _registry.Registry | None = None,
     registry_name: str = "none given",
@@ -498,8 +528,8 @@ def check_target(
         target, samples, modes=modes, dtypes=dtypes, device=device, transforms=transforms, backends=backends, select=select
     )
     return run_planned(
-        target, planned, timeout=timeout, isolated=isolated, shrink=shrink, derived_after_death=derived_after_death,
-        judged_by=judged_by, registry_name=registry_name,
+        target, planned, timeout=timeout, isolated=isolated, shrink=shrink, reruns=reruns,
+        derived_after_death=derived_after_death, judged_by=judged_by, registry_name=registry_name,
     )  # fmt: skip
 
 
@@ -587,6 +617,7 @@ def check_op(
     transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
     backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
     select: str = AUTHOR_DEFAULTS.select,
+    reruns: int = AUTHOR_DEFAULTS.reruns,
     derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     compile_cache: str = AUTHOR_DEFAULTS.compile_cache,
     registry: str | Path | None = AUTHOR_DEFAULTS.registry,
@@ -609,8 +640,10 @@ def check_op(
     (``aot_eager``, the default; ``aot_eager_decomp_partition``; ``inductor``; ``dynamo:NAME``;
     ``MODULE:ATTRIBUTE``, a ``torch.compile`` backend of yours; or one registered with
     ``optests.register_backend``). ``select`` checks some of the samples (``first:N``,
-    ``signature``), which keep their numbers. A sample derived from one whose check timed out or
-    crashed is not run (``skipped``, saying why), unless ``derived_after_death``. ``compile_cache``
+    ``signature``), which keep their numbers. A check whose verdict would fail is made again up to
+    ``reruns`` times, each in a fresh process: if one's verdict would not, the check is ``flaky``
+    (its :attr:`SampleCheck.reruns` say what each found), not a failure; 0: never. A sample
+    derived from one whose check timed out or crashed is not run (``skipped``, saying why), unless ``derived_after_death``. ``compile_cache``
     is where inductor keeps what it compiles: ``fresh`` (an empty folder for this call, removed
     after it), ``shared`` (torch's) or a folder (:class:`optests._env.CompileCache`).
     ``registry``, the path of an expected-failures registry (as ``optests check --registry``
@@ -618,6 +651,7 @@ def check_op(
     judgement (without one, an empty registry's). A dtype the op does not support is a
     ``not_applicable`` check, as in the sweep.
     """
+    _check_reruns(reruns)
     cache = _compile_cache(compile_cache)
     targets = _targets(op)
     given = to_samples(samples, f"samples for {targets[0].name}") if samples is not None else None
@@ -636,6 +670,7 @@ def check_op(
                 transforms=transforms,
                 backends=backends,
                 select=select,
+                reruns=reruns,
                 derived_after_death=derived_after_death,
                 judged_by=judged_by,
                 registry_name=name,
@@ -667,6 +702,7 @@ def op_test(
     registry: str | Path | None = AUTHOR_DEFAULTS.registry,
     transforms: str | Sequence[str] = AUTHOR_DEFAULTS.transforms,
     backends: str | Sequence[str] = AUTHOR_DEFAULTS.backends,
+    reruns: int = AUTHOR_DEFAULTS.reruns,
     derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     compile_cache: str = AUTHOR_DEFAULTS.compile_cache,
 ) -> Callable[..., None]:
@@ -674,13 +710,15 @@ def op_test(
     :func:`check_op`) and modes, one test per pair, judged against an expected-failures registry
     of optests' format. A derived sample that is not a valid call is skipped; so is one derived
     from a sample whose check timed out or crashed earlier in the same process (not run), unless
-    ``derived_after_death``. ``compile_cache`` as :func:`check_op` takes it; ``fresh``: an empty
-    folder for each test. In a test module::
+    ``derived_after_death``. ``compile_cache`` and ``reruns`` as :func:`check_op` takes them
+    (``fresh``: an empty folder for each test; a flaky sample's test passes, its record saying
+    ``flaky``). In a test module::
 
         test_myop = optests.op_test(mylib.myop, samples=my_samples, registry="expected_failures.json")
     """
     import pytest
 
+    _check_reruns(reruns)
     given_samples = samples() if callable(samples) else samples
     given = to_samples(given_samples, "samples") if given_samples is not None else None
     targets = _targets(op)
@@ -703,8 +741,9 @@ def op_test(
         target, p = planned[optests_sample_id]
         with _compile_cache(compile_cache):
             (checked,) = run_planned(
-                target, [p], derived_after_death=derived_after_death, dead=dead, judged_by=judged_by, registry_name=name
-            )
+                target, [p], reruns=reruns, derived_after_death=derived_after_death, dead=dead, judged_by=judged_by,
+                registry_name=name,
+            )  # fmt: skip
         record_property(RECORD_PROPERTY, json.dumps(checked.record().to_json()))  # as the sweep's tests carry theirs
         verdict = checked.verdict
         entry = judged_by.judge(checked.record())[1]

@@ -121,6 +121,11 @@ def differs(row: Sequence[Cell | None]) -> bool:
     return len({c.signature() if c is not None else None for c in row}) > 1
 
 
+def _hashable(value: Any) -> tuple[type, Any]:
+    """A record's JSON value as a key: its type, and the value (a list, ``reruns``: its JSON text)."""
+    return (list, json.dumps(value, sort_keys=True)) if isinstance(value, list) else (type(value), value)
+
+
 class _Failing:
     """The failing samples behind the clickable cells, inlined once in the page as JSON (a page
     opened from file:// cannot fetch a file beside it). Runs, values and commands repeat across
@@ -164,7 +169,7 @@ class _Failing:
         record["message"] = _diff.first_line(r.message, MESSAGE_CHARS)
         command = repro_command(r)
         return [
-            *(self._values.setdefault((type(v), v), len(self._values)) for v in (record.get(f.name, f.default) for f in FIELDS)),
+            *(self._values.setdefault(_hashable(v), len(self._values)) for v in (record.get(f.name, f.default) for f in FIELDS)),
             self._commands.setdefault(command, len(self._commands)) if command is not None else -1,
         ]
 
@@ -173,7 +178,7 @@ class _Failing:
             "cells": self.cells,
             "commands": list(self._commands),
             "fields": [f.name for f in FIELDS],
-            "values": [v for _, v in self._values],
+            "values": [json.loads(v) if t is list else v for t, v in self._values],
             "runs": list(self._runs),
             "no_command": f"none: optests check names the ops of {', '.join(KNOWN_DBS)} only",
         }

@@ -1,7 +1,10 @@
 """What changed between two runs, sample by sample (``optests diff``, the dashboard). Torch-free.
 
 Samples are matched by their id (mode, dtype, device, op, sample index, transform). A sample counts as
-failing when its outcome is ``failed``; registry skips and not-applicable records are neither.
+failing when its outcome is ``failed``, unless its verdict is ``flaky`` (its checks disagreed, or a
+``flaky`` entry covers it): that is a status of its own, neither failing nor passing, so a sample
+that turns flaky is an outcome change, not a new failure. Registry skips and not-applicable records
+are neither either.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._findings import Outcome, Stage
+from ._findings import Outcome, Stage, Verdict
 from ._results import SampleResult
 from ._sanitize import printable
 
@@ -53,14 +56,22 @@ TITLES = {
 _COUNTED = (Kind.ADDED, Kind.REMOVED)
 
 
-def _status(r: SampleResult) -> tuple[Outcome, Stage | None]:
-    """What a diff compares: the outcome, and for a failure its stage."""
-    return r.outcome, r.stage if r.outcome is Outcome.FAILED else None
+def _status(r: SampleResult) -> tuple[str, Stage | None]:
+    """What a diff compares: the outcome (``flaky`` for a flaky record), and for a failure its stage."""
+    if r.verdict is Verdict.FLAKY:
+        return Verdict.FLAKY.value, None
+    return r.outcome.value, r.stage if r.outcome is Outcome.FAILED else None
+
+
+def _failing(r: SampleResult) -> bool:
+    return r.outcome is Outcome.FAILED and r.verdict is not Verdict.FLAKY
 
 
 def _describe(r: SampleResult | None) -> str:
     if r is None:
         return "absent"
+    if r.verdict is Verdict.FLAKY:
+        return Verdict.FLAKY.value
     return str(r.stage) if r.outcome is Outcome.FAILED and r.stage else str(r.outcome)
 
 
@@ -146,7 +157,7 @@ def diff(old: Iterable[SampleResult], new: Iterable[SampleResult]) -> RunDiff:
         if _status(o) == _status(n):
             unchanged += 1
             continue
-        was, now = o.outcome is Outcome.FAILED, n.outcome is Outcome.FAILED
+        was, now = _failing(o), _failing(n)
         if now and not was:
             kind = Kind.NEW_FAILURE
         elif was and n.outcome is Outcome.PASSED:

@@ -59,6 +59,9 @@ class Verdict(str, enum.Enum):
     #: Not run: a skip entry covers it.
     SKIPPED = "skipped"
     NOT_APPLICABLE = "not_applicable"
+    #: Its outcomes differ between tries (a failure checked again in a fresh process passed, or
+    #: the reverse: ``--optests-reruns``), or it failed where a ``flaky`` entry covers it.
+    FLAKY = "flaky"
     #: Failed with no entry.
     UNEXPECTED_FAILURE = "unexpected_failure"
     #: Failed at another stage than the entry says.
@@ -68,7 +71,8 @@ class Verdict(str, enum.Enum):
 
     @property
     def ok(self) -> bool:
-        return self in (Verdict.PASSED, Verdict.XFAILED, Verdict.SKIPPED, Verdict.NOT_APPLICABLE)
+        """Whether the verdict leaves the run green."""
+        return self in (Verdict.PASSED, Verdict.XFAILED, Verdict.SKIPPED, Verdict.NOT_APPLICABLE, Verdict.FLAKY)
 
     def __str__(self) -> str:
         return self.value

@@ -121,6 +121,12 @@ MIGRATIONS: list[str | Callable[[sqlite3.Cursor], None]] = [
     """
     ALTER TABLE runs ADD COLUMN backends TEXT NOT NULL DEFAULT 'aot_eager'
     """,
+    # 7: what checking a failure again found (results schema 4), as JSON text ('' for nothing);
+    # and the rows of a verdict found fast (flaky ones are few among millions: History.flakes)
+    """
+    ALTER TABLE outcomes ADD COLUMN reruns TEXT NOT NULL DEFAULT '';
+    CREATE INDEX outcomes_by_verdict ON outcomes (verdict)
+    """,
 ]
 
 
@@ -211,6 +217,16 @@ class Run:
     configuration: Configuration
 
 
+@dataclasses.dataclass(frozen=True)
+class Flakes:
+    """How often one sample was flaky (:meth:`History.flakes`)."""
+
+    sample: str  #: its id
+    flaky: int  #: the runs whose record of it is ``flaky``
+    runs: int  #: the runs that recorded it
+    last: str  #: the date of the last run in which it was flaky
+
+
 _RUN_COLUMNS = (
     "id, date, torch, torch_git, device, python, optests, platform, source, samples, torch_series, devices, dtypes, transforms,"
     " backends"
@@ -236,6 +252,14 @@ def fingerprint(env: Mapping[str, str], records: Sequence[SampleResult]) -> str:
                 d.pop(f.name, None)
         h.update(json.dumps(d, sort_keys=True).encode())
     return h.hexdigest()
+
+
+def _stored(f: Field) -> Callable[[Any], Any]:
+    """How the history stores a field's value: as its JSON value, a nested one as JSON text
+    (``""`` for none)."""
+    if not f.nested:
+        return f.encode
+    return lambda value: json.dumps(f.encode(value), sort_keys=True) if value else ""
 
 
 def _busy(path: Path) -> HistoryError:
@@ -452,7 +476,7 @@ class History:
         million records is not copied into rows first)."""
 
         def values(fields: Sequence[Field]) -> Callable[[SampleResult], tuple[Any, ...]]:
-            plan = [(attribute(f), f.encode) for f in fields]
+            plan = [(attribute(f), _stored(f)) for f in fields]
             return lambda r: tuple([encode(get(r)) for get, encode in plan])
 
         names = [f.column.split(".")[1] for f in _CASES]
@@ -515,8 +539,11 @@ class History:
                 " LEFT JOIN messages m ON m.id = o.message WHERE o.run = ? ORDER BY c.key",
                 (run.id,),
             )
+            nested = [i for i, f in enumerate(FIELDS) if f.nested]
             for row in rows:
                 try:
+                    if nested:
+                        row = tuple(json.loads(v or "[]") if i in nested else v for i, v in enumerate(row))
                     out.append(SampleResult.from_json(dict(zip(names, row))))
                 except (ValueError, TypeError) as e:
                     raise HistoryError(f"{self.path}: run {run.id}, sample {row[0]!r}: {e}; the database is damaged") from None
@@ -527,6 +554,25 @@ class History:
         env = {"torch": run.torch, "torch_git": run.torch_git, "python": run.python, "platform": run.platform}
         env.update({"optests": run.optests, "date": run.date})
         return env
+
+    def flaky_counts(self) -> Counter[int]:
+        """Per run id: how many of its samples were flaky (runs with none are left out)."""
+        with self._errors():
+            return Counter(dict(self._db.execute("SELECT run, COUNT(*) FROM outcomes WHERE verdict = 'flaky' GROUP BY run")))
+
+    def flakes(self) -> list[Flakes]:
+        """Every sample that was flaky in some run: in how many of the runs that recorded it, and
+        when last; the most often flaky first."""
+        with self._errors():
+            rows = self._db.execute(
+                "SELECT c.key, COUNT(*), MAX(r.date), o.case_id FROM outcomes o JOIN cases c ON c.id = o.case_id"
+                " JOIN runs r ON r.id = o.run WHERE o.verdict = 'flaky' GROUP BY o.case_id, c.key"
+            ).fetchall()
+            out = []
+            for key, flaky, last, case_id in rows:
+                (runs,) = self._db.execute("SELECT COUNT(*) FROM outcomes WHERE case_id = ?", (case_id,)).fetchone()
+                out.append(Flakes(key, flaky, runs, last))
+        return sorted(out, key=lambda f: (-f.flaky, f.sample))
 
     def counts(self) -> dict[int, Counter[tuple[str, str]]]:
         """Per run id: (mode, outcome) -> samples."""

@@ -74,7 +74,7 @@ from .errors import RegistryMissing as RegistryMissing
 
 if TYPE_CHECKING:
     from ._registry import Entry, Registry
-    from ._results import SampleResult
+    from ._results import SampleResult, Try
     from ._runner import Died
     from ._transforms import Derived
 
@@ -448,12 +448,15 @@ def settle(key: SampleKey, reason: str, registry: Registry) -> Settled | None:
     return None
 
 
-def record(key: SampleKey, db: str, result: CheckResult, verdict: Verdict | None = None) -> SampleResult:
-    """The record of ``key``'s check, as every entry point writes it."""
+def record(
+    key: SampleKey, db: str, result: CheckResult, verdict: Verdict | None = None, reruns: tuple[Try, ...] = ()
+) -> SampleResult:
+    """The record of ``key``'s check, as every entry point writes it (``reruns``: what checking it
+    again found, :func:`judge_again`)."""
     from ._results import SampleResult
 
     r = result
-    return SampleResult(key, db, r.outcome, r.stage, r.message, r.duration, verdict, tolerance(r))
+    return SampleResult(key, db, r.outcome, r.stage, r.message, r.duration, verdict, tolerance(r), reruns)
 
 
 @dataclass(frozen=True)
@@ -633,7 +636,52 @@ def judge(record: SampleResult, report: str, registry: Registry, registry_name: 
     else:
         head = report
         how = f"Not in the expected-failures registry ({registry_name}). If this failure is expected, record it"
+    if record.reruns:
+        head += f"\n{reproduced(record)}"
     return Judged(judged, entry, head, how)
+
+
+def reproduced(record: SampleResult) -> str:
+    """What checking ``record`` again found, where every check's verdict would fail the run."""
+    n = len(record.reruns)
+    again = "checked again in a fresh process" if n == 1 else f"checked again {n} times, each in a fresh process"
+    return f"It reproduced: {again}, it found {', '.join(t.label for t in record.reruns)}."
+
+
+def flaky_line(record: SampleResult) -> str:
+    """How every entry point names a flaky record, in one line."""
+    return f"flaky: {record.id}: its checks found {', '.join(t.label for t in record.tries)} [{record.key.context}]"
+
+
+def rerun_due(judged: Judged) -> bool:
+    """Whether the entry point checks ``judged``'s sample again (:func:`judge_again`): its verdict
+    would fail the run (an unexpected failure or stage, or an unexpected pass, which a flaky
+    failure listed as ``xfail`` gives as often), and its first check did not time out (it would
+    cost its time limit again) or end in an internal error of optests."""
+    r = judged.record
+    return not judged.verdict.ok and r.stage is not Stage.TIMEOUT and not (r.outcome is Outcome.FAILED and r.stage is None)
+
+
+def judge_again(
+    record: SampleResult,
+    report: str,
+    registry: Registry,
+    registry_name: str,
+    reruns: int,
+    again: Callable[[], SampleResult],
+) -> Judged:
+    """:func:`judge` of ``record``, where it is :func:`rerun_due` after checking the sample again
+    up to ``reruns`` times (``again``: one more check of its key in a fresh process, its record),
+    until a check's verdict would not fail the run (then the record is ``flaky``). The record
+    keeps its first check's outcome, stage and message, and what each rerun found (``reruns``)."""
+    from ._results import Try
+
+    judged = judge(record, report, registry, registry_name)
+    tries: list[Try] = []
+    while len(tries) < reruns and rerun_due(judged):
+        tries.append(Try.of(again()))
+        judged = judge(dataclasses.replace(record, reruns=tuple(tries)), report, registry, registry_name)
+    return judged
 
 
 def load_registry(path: str | Path) -> list[Entry]:

@@ -44,6 +44,9 @@ class Status(str, enum.Enum):
     XFAIL = "xfail"
     #: The samples (or the whole scope) are not run: they crash or hang too slowly to run in CI.
     SKIP = "skip"
+    #: The samples (or the whole scope) are run and recorded, and their outcome varies from run to
+    #: run: a failure (at any stage) is ``flaky``, a pass is a pass; neither fails the run.
+    FLAKY = "flaky"
 
 
 def _same(value: Any) -> Any:
@@ -524,6 +527,21 @@ class Registry:
         return next((e for s in scopes for e in self._by_scope.get(s, ()) if e.status is Status.SKIP and e.covers(sample)), None)
 
     def judge(self, record: SampleResult) -> tuple[Verdict, Entry | None]:
+        """The verdict on ``record`` and the entry that gave it (None: none covers it). Where its
+        first check's verdict would fail the run and it was checked again (``record.reruns``),
+        a rerun whose own verdict would not makes it ``flaky``; if every check's would, the first's
+        verdict stands (the failure reproduced, at its stage or another)."""
+        verdict, entry = self._judge_one(record)
+        if verdict.ok or not record.reruns:
+            return verdict, entry
+        for t in record.reruns:
+            again = dataclasses.replace(record, outcome=t.outcome, stage=t.stage, message=t.message, reruns=())
+            if self._judge_one(again)[0].ok:
+                return Verdict.FLAKY, entry
+        return verdict, entry
+
+    def _judge_one(self, record: SampleResult) -> tuple[Verdict, Entry | None]:
+        """The verdict on the record's first check alone."""
         if (skip := self.skip_entry(record.key.scope, record.sample)) is not None:
             return Verdict.SKIPPED, skip  # not run now, whatever a record from before the entry says
         entry = self.lookup(record.key.scope, record.sample)
@@ -539,6 +557,8 @@ class Registry:
             return Verdict.PASSED, entry
         if entry is None:
             return Verdict.UNEXPECTED_FAILURE, None
+        if entry.status is Status.FLAKY:  # at whatever stage: its failures vary
+            return Verdict.FLAKY, entry
         if entry.stage is not record.stage:
             return Verdict.STAGE_CHANGED, entry
         return Verdict.XFAILED, entry
@@ -626,21 +646,60 @@ def accept(
       for this release: narrowed to the others, or dropped where they held for this one alone.
     - A sample that a ``skip`` entry covers on this release (or the sample it was derived from) is
       not accepted: the entry says it is not run, whatever a run from before it was written saw.
+    - A flaky sample (its checks disagreed: :meth:`Registry.judge`) never gets an ``xfail``: it is
+      no longer listed by one for this release, and unless a ``flaky`` entry covers it, it gets one,
+      for this release, at the stage it failed at, with a reason that lists what each check found.
+      ``flaky`` entries, like ``skip`` entries, stay until removed by hand (or as stale).
     """
     skips = Registry(entries, torch_version)
     records = [r for r in records if skips.skip_entry(r.key.scope, r.sample) is None]
+    flaky = {r.id: r for r in records if r.sample is not None and skips.judge(r)[0] is Verdict.FLAKY}
+    records = [_passed(r) if r.id in flaky else r for r in records]  # no xfail for it
     stale = set(stale)
     versions = sorted({*series, release_series(torch_version)}, key=Version)
     base = _accept(entries, [r for r in records if not r.transform], torch_version, versions, stale)
     registry = Registry(base, torch_version)
     # a derived sample that fails as its sample's entry expects is no longer listed by its own
     # entries for this release: for them it counts as passed
-    derived = [
-        r if registry.inherited(r) is None else dataclasses.replace(r, outcome=Outcome.PASSED, stage=None, message="")
-        for r in records
-        if r.transform
-    ]
-    return _accept(base, derived, torch_version, versions, set())
+    derived = [r if registry.inherited(r) is None else _passed(r) for r in records if r.transform]
+    accepted = _accept(base, derived, torch_version, versions, set())
+    return _with_flaky(accepted, flaky.values(), torch_version, versions)
+
+
+def _passed(record: SampleResult) -> SampleResult:
+    """``record`` as a pass: what an accept takes a sample it lists in no ``xfail`` entry for."""
+    return dataclasses.replace(record, outcome=Outcome.PASSED, stage=None, message="", reruns=())
+
+
+def _with_flaky(entries: list[Entry], flaky: Iterable[SampleResult], torch_version: str, versions: list[str]) -> list[Entry]:
+    """``entries`` with a ``flaky`` entry for each record of ``flaky`` that none covers on this
+    release: one per scope and stage, for this release (a range drawn as an accept draws one),
+    merged into a ``flaky`` entry of the same scope, stage and range where there is one."""
+    registry = Registry(entries, torch_version)
+    this = Version(release_series(torch_version))
+    torch = _range([Version(v) for v in versions], [this], {None})
+    by_key = {e.key: e for e in entries}
+    added: dict[tuple[str, ...], Entry] = {}
+    for r in sorted(flaky, key=lambda r: r.id):
+        covered = registry.lookup(r.key.scope, r.sample)
+        failed = next((t for t in r.tries if t.outcome is Outcome.FAILED and t.stage is not None), None)
+        if (covered is not None and covered.status is Status.FLAKY) or failed is None or r.sample is None:
+            continue
+        assert failed.stage is not None
+        tries = ", ".join(t.label for t in r.tries)
+        entry = Entry(
+            **r.key.scope._asdict(),
+            status=Status.FLAKY,
+            stage=failed.stage,
+            reason=f"flaky: its checks found {tries}; {reason_from(failed.message)}",
+            samples=(r.sample,),
+            torch=torch,
+        )
+        known = added.get(entry.key, by_key.get(entry.key))
+        if known is not None and known.samples is not None:  # one entry per scope, stage and range
+            entry = dataclasses.replace(known, samples=tuple(sorted({*known.samples, r.sample})))
+        added[entry.key] = entry
+    return sorted([e for e in entries if e.key not in added] + list(added.values()), key=_sort_key)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -675,7 +734,7 @@ def _accept(
         holds = [Version(v) for v in versions if _applies(e, v)]
         if e in stale:  # it matched nothing this release collected: it holds for the others only
             holds = [v for v in holds if v != this]
-            if e.status is Status.SKIP:
+            if e.status is not Status.XFAIL:  # a skip or flaky entry: narrowed, never made an xfail
                 kept.extend(dataclasses.replace(e, torch=_range(order, run, {e.torch})) for run in _runs(order, set(holds)))
                 continue
         elif e.scope not in touched or e.status is not Status.XFAIL or not holds:

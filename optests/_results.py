@@ -29,12 +29,32 @@ from .errors import ResultsError as ResultsError
 
 #: 2 added ``tolerance`` to records and ``complete`` to the file; 3 added ``transform`` to records
 #: (the input transform that derived the sample) and ``backend`` (the compile step, written where it is not
-#: aot_eager). Files of versions 1 and 2 still read.
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+#: aot_eager); 4 added ``reruns`` (what checking a failure again found, written where it was).
+#: Files of versions 1 to 3 still read.
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 KIND = "optests-results"
 #: A results file being written: JSON lines, a header then one record a line (see Journal).
 JOURNAL_KIND = "optests-results-journal"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Try:
+    """What one more check of a sample in a fresh process found (``--optests-reruns``): its
+    outcome, stage and one-line message, as a record holds them."""
+
+    outcome: Outcome
+    stage: Stage | None = None
+    message: str = ""
+
+    @classmethod
+    def of(cls, record: SampleResult) -> Try:
+        return cls(record.outcome, record.stage, record.message)
+
+    @property
+    def label(self) -> str:
+        """``passed``, or the stage it failed at: how summaries list the tries."""
+        return str(self.stage) if self.outcome is Outcome.FAILED and self.stage else str(self.outcome)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -53,6 +73,10 @@ class SampleResult:
     #: Tolerances beyond ``assert_close``'s defaults that judged it: the OpInfo's own
     #: ``toleranceOverride``, or differences put down to float32 rounding (see the check).
     tolerance: str = ""
+    #: Where a verdict that would fail the run made the entry point check the sample again, each in
+    #: a fresh process: what each of those checks found, in order (empty: not checked again). The
+    #: record's own outcome, stage and message are the first check's.
+    reruns: tuple[Try, ...] = ()
     #: ``key.id``, made once: tools that sort, match and store a million records ask for it often.
     _id: str = dataclasses.field(init=False, repr=False, compare=False)
 
@@ -66,6 +90,11 @@ class SampleResult:
     @property
     def id(self) -> str:
         return self._id
+
+    @property
+    def tries(self) -> tuple[Try, ...]:
+        """Every check of the sample, the first (the record's own) and its reruns."""
+        return (Try.of(self), *self.reruns)
 
     @property
     def op(self) -> str:
@@ -165,6 +194,9 @@ class Field:
     #: Left out of results files where it holds its default (a file without it means the
     #: default): files of runs that do not use the field keep the bytes they had before it.
     omit_default: bool = False
+    #: Its JSON value is a list of objects, not a scalar: the history stores it as JSON text
+    #: (``""`` for the default), and a results file writes it as ``indent=2`` does.
+    nested: bool = False
 
 
 def _same(value: Any) -> Any:
@@ -251,7 +283,33 @@ def _seconds(value: float) -> float:
     return round(value, 4)
 
 
+_TRY_KEYS = frozenset(("outcome", "stage", "message"))
+
+
+def _tries(value: Any) -> str | None:
+    """A list of ``{"outcome": ..., "stage": ..., "message": ...}``, each checked as a record's."""
+    expected = 'a list of {"outcome", "stage", "message"} objects'
+    if type(value) is not list:
+        return expected
+    for t in value:
+        if type(t) is not dict or t.keys() != _TRY_KEYS:
+            return expected
+        if _is_outcome(t["outcome"]) or _is_stage(t["stage"]) or _is_text(t["message"]):
+            return expected + " (outcomes, stages and text as a record has them)"
+    return None
+
+
+def _encode_tries(tries: tuple[Try, ...]) -> list[dict[str, Any]]:
+    return [{"outcome": t.outcome.value, "stage": t.stage.value if t.stage else None, "message": t.message} for t in tries]
+
+
+def _decode_tries(value: list[dict[str, Any]]) -> tuple[Try, ...]:
+    return tuple(Try(Outcome(t["outcome"]), Stage(t["stage"]) if t["stage"] else None, t["message"]) for t in value)
+
+
 _words = functools.partial(Field, check=_is_text, encode=_same, decode=sys.intern)  # repeated words: stored once
+_is_outcome = _choice([o.value for o in Outcome])
+_is_stage = _choice([s.value for s in Stage], None)
 
 #: A results record, field by field, in the order the contract lists them.
 FIELDS: tuple[Field, ...] = (
@@ -264,14 +322,27 @@ FIELDS: tuple[Field, ...] = (
     Field("device", "key", True, "", _choice(DEVICES), _same, sys.intern, "cases.device"),
     Field("sample", "key", True, None, _sample, _same, _same, "cases.sample"),
     _words("transform", "key", False, "", column="cases.transform", since=3),
-    Field("outcome", "record", True, "", _choice([o.value for o in Outcome]), *_enum(Outcome), "outcomes.outcome"),
+    Field("outcome", "record", True, "", _is_outcome, *_enum(Outcome), "outcomes.outcome"),
     # null: no stage, or an internal error of optests
-    Field("stage", "record", False, None, _choice([s.value for s in Stage], None), *_enum(Stage, None), "outcomes.stage"),
+    Field("stage", "record", False, None, _is_stage, *_enum(Stage, None), "outcomes.stage"),
     Field("message", "record", False, "", _is_text, _same, _same, "messages.text"),
     Field("duration", "record", False, 0.0, _duration, _seconds, _same, "outcomes.duration"),
     Field("verdict", "record", False, "", _choice([v.value for v in Verdict], ""), *_enum(Verdict, ""), "outcomes.verdict"),
     _words("tolerance", "record", False, "", column="outcomes.tolerance", since=2),
     Field("backend", "key", False, DEFAULT_BACKEND, _backend, _same, sys.intern, "cases.backend", since=3, omit_default=True),
+    Field(
+        "reruns",
+        "record",
+        False,
+        [],
+        _tries,
+        _encode_tries,
+        _decode_tries,
+        "outcomes.reruns",
+        since=4,
+        omit_default=True,
+        nested=True,
+    ),
 )
 FIELD_NAMES = frozenset(f.name for f in FIELDS)
 #: What ``from_json`` does with each field, unpacked once: a million records are read in a loop.
@@ -310,9 +381,12 @@ def _document(records: Iterable[SampleResult], env: Mapping[str, str], complete:
     sep = "\n    "
     encode = _RECORD.encode
     for r in records:
-        # a record's values are scalars, and a newline in a string is escaped: its items, one a
-        # line, are what indent=2 makes of them (by json's C encoder, which indent would turn off)
-        yield sep + "{\n      " + encode(r.to_json())[1:-1] + "\n    }"
+        if r.reruns:  # a list among its values: as indent=2 writes it, two levels in
+            yield sep + json.dumps(r.to_json(), indent=2, sort_keys=True, allow_nan=False).replace("\n", "\n    ")
+        else:
+            # a record's values are scalars, and a newline in a string is escaped: its items, one
+            # a line, are what indent=2 makes of them (by json's C encoder, which indent would turn off)
+            yield sep + "{\n      " + encode(r.to_json())[1:-1] + "\n    }"
         sep = ",\n    "
     yield ("]" if sep == "\n    " else "\n  ]") + after + "\n"
 

@@ -118,11 +118,16 @@ class IsolatedRunner:
     def available() -> bool:
         return hasattr(os, "fork")
 
-    def run(self, task: Any, timeout: float) -> Any | Died:
+    def run(self, task: Any, timeout: float, *, fresh: bool = False) -> Any | Died:
         """The work's return value for ``task``, or :class:`Died`. An exception the work raises
-        comes back as :class:`WorkFailed`, and the child that raised is replaced."""
+        comes back as :class:`WorkFailed`, and the child that raised is replaced. ``fresh``: in a
+        child that has run no task before (the one serving is replaced first; a forked one
+        inherits what ``prepare`` did), so that nothing an earlier task left in the process can
+        decide the answer; the new child serves the tasks after it."""
         if not self.available():
             return self._work(task)
+        if fresh:
+            self.close()
         if self._pid is not None and self._ended():  # the child died between tasks
             self._kill()
         if self._pid is None and (died := self._start()) is not None:

@@ -265,6 +265,23 @@ def parse_seconds(option: str, value: str) -> float:
     return seconds
 
 
+#: The most reruns a failing sample may have (each is a check in a fresh process).
+MAX_RERUNS = 100
+
+
+def parse_reruns(option: str, value: str) -> int:
+    """How many times a failing sample is checked again: a whole number from 0 (never) to
+    :data:`MAX_RERUNS`; a :class:`SettingError` naming ``option``."""
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_RERUNS:
+        raise SettingError(f"{option}: {value!r} is not a whole number from 0 to {MAX_RERUNS}")
+    return int(text)
+
+
+def _reruns(value: str) -> int:
+    return parse_reruns("reruns", value)
+
+
 def _tuple(value: str) -> tuple[str, ...]:
     return tuple(_csv(value))
 
@@ -390,6 +407,20 @@ OPTIONS: tuple[Option, ...] = (
         keyword_value=float,
     ),
     Option(
+        "reruns",
+        "how many times a sample whose verdict would fail the run is checked again, each in a fresh process, until "
+        "one check's verdict would not: then it is flaky, which is reported and does not fail the run; 0: never. "
+        "A timeout is not checked again",
+        "1",
+        parse_reruns,
+        author_help="how many times a check whose verdict would fail the run is made again, each in a fresh process, "
+        "until one's verdict would not: then it is FLAKY, which is reported and is not a finding; 0: never (a timeout "
+        "is not made again)",
+        metavar="N",
+        keywords_of=(_RUN, _TARGET, _CHECK_OP, _OP_TEST),
+        keyword_value=_reruns,
+    ),
+    Option(
         "derived-after-death",
         "also check the samples derived from a sample whose check timed out or crashed (by default they are not run: "
         "recorded as skipped, saying why)",
@@ -446,6 +477,7 @@ class AuthorDefaults:
     backends: tuple[str, ...]
     select: str
     timeout: float
+    reruns: int
     derived_after_death: bool
     compile_cache: str
     registry: Path | None
@@ -471,6 +503,7 @@ class Settings:
     results: Path | None
     resume: bool
     timeout: float
+    reruns: int
     derived_after_death: bool
     compile_cache: str
     registry: Path | None

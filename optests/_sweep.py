@@ -30,7 +30,7 @@ from ._execute import child_fit, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
 from ._key import _ID, DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_name
-from ._pipeline import DeadBases, died, judge, settle, stale_line
+from ._pipeline import DeadBases, died, flaky_line, judge_again, settle, stale_line
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner, WorkFailed
 from ._sanitize import printable, shell_join, shell_word
@@ -68,6 +68,14 @@ def _report_chars_given(config: pytest.Config) -> bool:
         return parser.parse_known_args(args)[0].report_chars is not None
     except (SystemExit, ValueError):  # not parseable as ours: assume the user chose
         return True
+
+
+def _never() -> SampleResult:
+    raise AssertionError("a record without reruns is never checked again")
+
+
+#: How many flaky samples the sweep's summary names.
+_FLAKY_SHOWN = 10
 
 
 def _samples(n: int) -> str:
@@ -293,11 +301,30 @@ class Sweep:
             report = f"[{dead.stage}] {dead.detail}"
         else:
             record, report = answer
-        self._judge(item, case, record, report)
+        self._judge(item, case, record, report, again=functools.partial(self._again, case))
 
-    def _judge(self, item: pytest.Item, case: Case, record: SampleResult, report: str) -> None:
-        """Attach ``record`` with the registry's verdict, and pass, xfail or fail the test by it."""
-        judged = judge(record, report, self.registry, self._registry_name())
+    def _again(self, case: Case) -> SampleResult:
+        """The record of one more check of ``case``, in a fresh child (``--optests-reruns``)."""
+        assert self._runner is not None
+        start = time.perf_counter()
+        try:
+            answer = self._runner.run(case, self.settings.timeout, fresh=True)
+        except WorkFailed as e:  # a bug in optests itself: what this check found
+            return case.result(Outcome.FAILED, None, f"optests internal error: {e.summary}", time.perf_counter() - start)
+        if isinstance(answer, Died):
+            dead = died(case.key, answer, time.perf_counter() - start)
+            return case.result(dead.outcome, dead.stage, dead.message, dead.duration)
+        record: SampleResult = answer[0]
+        return record
+
+    def _judge(
+        self, item: pytest.Item, case: Case, record: SampleResult, report: str, again: Callable[[], SampleResult] | None = None
+    ) -> None:
+        """Attach ``record`` with the registry's verdict (``again``: a check of it in a fresh child,
+        for a verdict that would fail the run: :func:`optests._pipeline.judge_again`), and pass,
+        xfail or fail the test by it."""
+        reruns = self.settings.reruns if again is not None else 0
+        judged = judge_again(record, report, self.registry, self._registry_name(), reruns, again or _never)
         self._attach(item, judged.record)
         if judged.verdict is Verdict.XFAILED:
             assert judged.entry is not None
@@ -648,6 +675,11 @@ class Sweep:
         verdicts = Counter(r.verdict for r in self.results.values() if r.verdict)
         if verdicts:
             tr.write_line("registry: " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())))
+        flaky = sorted((r for r in self.results.values() if r.verdict is Verdict.FLAKY), key=lambda r: r.id)
+        for r in flaky[:_FLAKY_SHOWN]:
+            tr.write_line(printable(flaky_line(r)), yellow=True)
+        if len(flaky) > _FLAKY_SHOWN:
+            tr.write_line(f"... {len(flaky) - _FLAKY_SHOWN} more flaky samples (the results list them: verdict flaky)")
         for e in self._stale:
             tr.write_line(printable(stale_line(e)))
         if self._accept_error:

@@ -118,6 +118,7 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
     modes = _settings.parse_choices("--modes", args.modes, MODES)
     dtypes = _settings.parse_choices("--dtypes", args.dtypes, DTYPES)
     timeout = _settings.parse_seconds("--timeout", args.timeout)
+    reruns = _settings.parse_reruns("--reruns", args.reruns)
     devices = _settings.parse_choices("--device", args.device, DEVICES)
     if len(devices) > 1:
         raise _settings.SettingError(f"--device: one device, not {args.device!r}")
@@ -143,7 +144,7 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
     for target in targets:
         target_checks = _author.check_target(
             target, samples, modes=modes, dtypes=dtypes, device=devices[0], transforms=transforms, backends=backends,
-            timeout=timeout, shrink=True, select=args.select, derived_after_death=args.derived_after_death,
+            timeout=timeout, shrink=True, select=args.select, reruns=reruns, derived_after_death=args.derived_after_death,
             judged_by=registry, registry_name=registry_name,
         )  # fmt: skip
         derived = len({(c.dtype, c.sample, c.key.transform) for c in target_checks if c.key.transform})
@@ -152,7 +153,8 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
         print(f"{target.name}: {made} samples{also} x {len(modes)} modes")
         for c in target_checks:
             assert c.verdict is not None  # judged by the registry (an empty one without --registry)
-            words = {"passed": "PASS", "xfailed": "XFAIL", "unexpected_pass": "XPASS", "skipped": "SKIP", "not_applicable": "N/A"}
+            words = {"passed": "PASS", "xfailed": "XFAIL", "unexpected_pass": "XPASS", "skipped": "SKIP", "not_applicable": "N/A",
+                     "flaky": "FLAKY"}  # fmt: skip
             word = words.get(c.verdict.value, "FAIL")
             stage = f" [{c.result.stage}]" if c.result.stage else ""
             print(f"  {word:5} {c.mode:14} {c.dtype:8} sample {c.key.sample_text}{stage}  {c.result.duration:.2f} s")
@@ -209,7 +211,11 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
         )
     for entry in stale:
         print(printable(f"{registry_name}: {_pipeline.stale_line(entry)}"))
+    flaky = [c for c in checks if c.verdict is Verdict.FLAKY]
+    for c in flaky:
+        print(printable(_pipeline.flaky_line(c.record())))
     skipped = f", {outcomes['skipped']} skipped" if outcomes["skipped"] else ""
+    skipped += f", {len(flaky)} flaky" if flaky else ""
     skipped += f", {outcomes['not_applicable']} not applicable" if outcomes["not_applicable"] else ""
     print(
         f"{len(checks)} checks: {outcomes['passed']} passed, {outcomes['failed']} failed{skipped}, {len(findings)} not expected; "
@@ -274,14 +280,21 @@ def _history(args: argparse.Namespace) -> int:
                 else:
                     shown(f"{args.db}: {path} is already run {run.id}; nothing to do")
         elif args.history_command == "list":
-            counts = db.counts()
+            counts, flaky = db.counts(), db.flaky_counts()
             for run in db.runs():
                 c = counts.get(run.id)
                 failed = sum(n for (_, outcome), n in c.items() if outcome == "failed") if c else 0
+                of_them = f" ({flaky[run.id]} of them flaky)" if flaky[run.id] else ""
                 shown(
                     f"run {run.id}  {run.date}  [{run.configuration.label}]  torch {run.torch}  {run.device}  "
-                    f"{run.samples} samples, {failed} failed  {run.source}"
+                    f"{run.samples} samples, {failed} failed{of_them}  {run.source}"
                 )
+        elif args.history_command == "flaky":
+            flakes = db.flakes()
+            for f in flakes:
+                shown(f"{f.sample}: flaky in {f.flaky} of {f.runs} runs, last {f.last}")
+            n = len(flakes)
+            shown(f"{args.db}: {n} sample{'' if n == 1 else 's'} flaky in some run, of {len(db.runs())} runs")
         else:
             like = history.configuration_of(*_read_results(args.like)) if args.like else None
             run = db.run(args.run_ref, like)
@@ -439,6 +452,10 @@ def _parser() -> argparse.ArgumentParser:
     _results_argument(hi, " or optests check --json")
     hi.add_argument("--date", help="when the run happened (ISO 8601), for results files that do not record it")
     hl = hsub.add_parser("list", help="list the runs in the history, oldest first, each with its configuration")
+    hf = hsub.add_parser(
+        "flaky",
+        help="list the samples that were flaky in some run, each with how many runs (its checks disagreed: --optests-reruns)",
+    )
     he = hsub.add_parser("export", help="write one run back out as a results file (e.g. last night's, for optests diff)")
     he.add_argument(
         "--run",
@@ -454,7 +471,7 @@ def _parser() -> argparse.ArgumentParser:
         "transforms, backends): with -1, the last run to compare it with",
     )
     he.add_argument("--out", type=Path, required=True, help="the results file to write")
-    for sp in (hi, hl, he):
+    for sp in (hi, hl, hf, he):
         sp.add_argument("--db", type=Path, required=True, help="the history database (SQLite file)")
         sp.set_defaults(run=_history)
     b = sub.add_parser("dashboard", help="build the static dashboard from a history database")
