@@ -47,11 +47,12 @@ missing file is refused), :func:`stale` names the entries that match nothing the
   pattern (:class:`optests._patterns.CallPattern`) whose derived sample carries the sequence;
   the key, the plan, the run order and the judgement stay as they are (a sequence is one key, one
   record);
-- rerunning a failure in a fresh process, to tell flaky from deterministic, is a second
-  :func:`run_child` of the same key in a fresh child (``IsolatedRunner`` replaces its child on
-  request), called by the entry point between run and judge where the first
-  :class:`Ran` failed: both answers reach :func:`judge`, which is where a verdict for a flaky
-  failure would be decided.
+- checking a failure again in a fresh process, to tell flaky from deterministic, is a second
+  :func:`run_child` of the same key in a fresh child (``IsolatedRunner.run(..., fresh=True)``),
+  made by :func:`judge_again` between run and judge where the first record's verdict would fail
+  the run (:func:`rerun_due`), up to ``--optests-reruns`` times; every check's answer reaches
+  :func:`judge` on the record (its ``reruns``), and the registry's judge decides ``flaky``
+  (:meth:`optests._registry.Registry.judge`), so a results file is judged alike later.
 
 Every entry point runs checks with one intra-op thread
 (:func:`optests._check.one_intra_op_thread`), in a forked child where it can.

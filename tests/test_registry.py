@@ -55,7 +55,7 @@ def _doc(*entries: dict[str, object], version: object = 1) -> str:
         (_doc(version=5), "reg.json: schema_version 5 is not supported (this optests reads 1, 2, 3, 4)"),
         (json.dumps({"entries": []}), "reg.json: schema_version None is not supported (this optests reads 1, 2, 3, 4)"),
         ("[]", 'reg.json: the registry must be a JSON object with "schema_version" and "entries"'),
-        (_doc(_entry(status="flaky")), "reg.json: entries[0] (sin static): unknown status 'flaky'; valid: xfail, skip"),
+        (_doc(_entry(status="flakey")), "reg.json: entries[0] (sin static): unknown status 'flakey'; valid: xfail, skip, flaky"),
         (
             _doc(_entry(stage="forwrd")),
             "reg.json: entries[0] (sin static): unknown stage 'forwrd'; valid: eager, trace, forward, backward, metadata, mutation, randomized, crash, timeout",
