@@ -175,6 +175,8 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
         print(f"[{error.stage}] {error.summary}")
         for line in error.detail.splitlines():
             print(f"    {line}")
+        if c.reruns:
+            print(printable(f"    {_pipeline.reproduced(c.record())}"))
         name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
         name += f"-{c.key.transform}" if c.key.transform else ""
         name += "".join(ch if ch.isalnum() else "_" for ch in f"-{c.key.backend}") if c.key.backend != DEFAULT_BACKEND else ""

@@ -145,6 +145,14 @@ def test_optests_check_says_flaky_and_exits_0(optests_cli: OptestsCli, flaky_dir
     assert record["verdict"] == "flaky" and record["reruns"] == [{"outcome": "passed", "stage": None, "message": ""}]
 
 
+def test_optests_check_says_a_failure_reproduced(optests_cli: OptestsCli, flaky_dir: Path, tmp_path: Path) -> None:
+    args = ["check", "optests_flaky::always", "--import", "flaky_ops", "--samples", "flaky_ops:samples"]
+    sys.path.insert(0, str(FIXTURES))  # optests_cli gives the test its own sys.path
+    done = optests_cli([*args, "--modes", "static", "--transforms", "none"], tmp_path)
+    assert done.returncode == 1
+    assert "\n    It reproduced: checked again in a fresh process, it found metadata.\n" in done.stdout
+
+
 @pytest.mark.parametrize("value", ["-1", "x"])
 def test_optests_check_refuses_a_bad_reruns_value_in_one_line(optests_cli: OptestsCli, tmp_path: Path, value: str) -> None:
     done = optests_cli(["check", "sin", "--reruns", value], tmp_path)
