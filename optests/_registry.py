@@ -668,7 +668,7 @@ def accept(
 
 def _passed(record: SampleResult) -> SampleResult:
     """``record`` as a pass: what an accept takes a sample it lists in no ``xfail`` entry for."""
-    return dataclasses.replace(record, outcome=Outcome.PASSED, stage=None, message="", reruns=())
+    return dataclasses.replace(record, outcome=Outcome.PASSED, stage=None, message="", cause="", reruns=())
 
 
 def _with_flaky(entries: list[Entry], flaky: Iterable[SampleResult], torch_version: str, versions: list[str]) -> list[Entry]:

@@ -35,6 +35,7 @@ EXAMPLE: dict[str, Any] = {
     "verdict": "unexpected_failure",
     "tolerance": "OpInfo toleranceOverride(atol=0.005, rtol=0.0001)",
     "backend": "inductor",
+    "cause": "metadata/transposed/inductor: out.stride()=(N...), but expected (N...)",
     "reruns": [{"outcome": "failed", "stage": "metadata", "message": "out.stride()=(1, 3), but expected (3, 1) [...]"}],
 }
 
