@@ -178,6 +178,27 @@ def test_check_op_reruns_in_a_fresh_process(flaky_ops: Any) -> None:
     assert checked.record().to_json()["reruns"] == [{"outcome": "passed", "stage": None, "message": ""}]
 
 
+@pytest.mark.parametrize(("reruns", "passed", "verdict"), [(1, 1, "flaky"), (0, 0, "unexpected_failure")])
+def test_an_op_test_of_a_flaky_sample_passes(
+    pytester: pytest.Pytester, flaky_ops: Any, reruns: int, passed: int, verdict: str
+) -> None:
+    pytester.makepyfile(
+        test_authored="import flaky_ops, optests\n"
+        "test_once = optests.op_test(flaky_ops.once, samples=flaky_ops.samples(), modes=('static',), "
+        f"transforms='none', reruns={reruns})\n"
+    )
+    reprec = pytester.inline_run("-p", "no:cacheprovider", "test_authored.py")
+    reprec.assertoutcome(passed=passed, failed=1 - passed)
+    (record,) = [
+        json.loads(str(value))
+        for report in reprec.getreports("pytest_runtest_logreport")
+        if report.when == "call"
+        for name, value in report.user_properties
+        if name == "optests"
+    ]
+    assert record["verdict"] == verdict
+
+
 @pytest.mark.parametrize("value", [-1, 1.5, True])
 def test_check_op_refuses_a_bad_reruns_value(value: object) -> None:
     with pytest.raises(AuthorError, match=rf"^reruns={value!r}, but expected a whole number from 0 to 100$"):
