@@ -23,7 +23,7 @@ from ._backends import refuse_modes
 from ._check import one_intra_op_thread
 from ._env import CompileCache, parse_compile_cache
 from ._findings import CheckResult, Verdict
-from ._key import DTYPES, MODES, Mode, SampleKey, op_id
+from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
 from ._pipeline import (
     Base,
     DeadBases,
@@ -501,6 +501,48 @@ def check_target(
         target, planned, timeout=timeout, isolated=isolated, shrink=shrink, derived_after_death=derived_after_death,
         judged_by=judged_by, registry_name=registry_name,
     )  # fmt: skip
+
+
+def repro_name(c: SampleCheck) -> str:
+    """The file name (without ``.py``) of a check's repro script: its op, mode, dtype, sample,
+    transform and backend, as a file name may hold them."""
+    name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
+    name += f"-{c.key.transform}" if c.key.transform else ""
+    name += "".join(ch if ch.isalnum() else "_" for ch in f"-{c.key.backend}") if c.key.backend != DEFAULT_BACKEND else ""
+    return name
+
+
+def write_repro(directory: Path, target: Target, c: SampleCheck, imports: Sequence[str] = ()) -> Path:
+    """Write the standalone repro script of a finding (:func:`optests._repro.write_standalone`)
+    into ``directory``: the check's own options, the sample as it was checked (a ``resized``
+    finding's shrunk sizes, where found), the OpInfo's op found by its source unless the check
+    compiled another callable. Returns its path; an ``OSError`` where it cannot be written."""
+    from . import _repro
+
+    error = c.result.error
+    assert error is not None
+    inputs = c.shrunk[0] if c.shrunk is not None else c.inputs
+    own = c.func is None or c.func is target.func
+    override = _opinfo_func_source(target.opinfo) if own and hasattr(target.opinfo, "sample_inputs") else None
+    # the check's own options, and the sample as it was: for a randomized finding the script
+    # makes the same random data from it
+    options = error.options or {
+        "dynamic": c.mode.dynamic,
+        "disable_functionalization": not c.mode.functionalized,
+        "check_gradients": c.check_gradients,
+    }
+    return _repro.write_standalone(
+        directory, repro_name(c), c.func or target.func, inputs, options, summary=f"[{error.stage}] {error.summary}",
+        imports=imports, func_expr=override,
+    )  # fmt: skip
+
+
+def _opinfo_func_source(op: Any) -> str:
+    """An expression that finds an OpInfo's op in op_db (its ``op`` may be a lambda)."""
+    return (
+        "next(o for o in __import__('torch.testing._internal.common_methods_invocations', fromlist=['op_db']).op_db "
+        f"if (o.name, o.variant_test_name) == ({op.name!r}, {op.variant_test_name!r})).op"
+    )
 
 
 def registry_of(path: str | Path | None) -> tuple[list[_registry.Entry], str]:
