@@ -373,6 +373,7 @@ def run_planned(
     timeout: float = AUTHOR_DEFAULTS.timeout,
     isolated: bool = True,
     shrink: bool = False,
+    shrink_alike: bool = False,
     derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     dead: DeadBases | None = None,
     judged_by: _registry.Registry | None = None,
@@ -390,7 +391,8 @@ def run_planned(
     call's alone). Where a child cannot be forked (CUDA is initialized), the checks run in this
     process. With ``shrink``, a ``resized`` finding is also shrunk to the smallest sizes that fail
     at its stage (:attr:`SampleCheck.shrunk`, for a repro script); its result is the finding as
-    found. First each backend is preflighted (:func:`optests._backends.preflight`): one that
+    found. With ``shrink_alike``, a failure of a sample as made (no transform) is shrunk the same
+    way to smaller sizes whose failure has the same cause (:func:`_shrink_alike`). First each backend is preflighted (:func:`optests._backends.preflight`): one that
     cannot run on this machine is an :class:`AuthorError`, not a finding on every sample."""
     from ._backends import BackendUnavailable, preflight
 
@@ -405,8 +407,9 @@ def run_planned(
         """The check of one planned sample, and what the caller needs of it."""
         p = planned[position]
         assert p.base is not None
-        shrinks = shrink and shrinkable(p.key.transform)
-        return run_child(p.key, p.base, inputs=True, shrink=_shrink if shrinks else None)
+        if shrink and shrinkable(p.key.transform):
+            return run_child(p.key, p.base, inputs=True, shrink=_shrink)
+        return run_child(p.key, p.base, inputs=True, shrink=_shrink_alike if shrink_alike and not p.key.transform else None)
 
     dead = dead if dead is not None else DeadBases("--derived-after-death (derived_after_death=True)")
     runner = _runner.IsolatedRunner(_one_thread(work), fit=_state.fit) if isolated and to_run and _runner.fork_is_safe() else None
@@ -470,6 +473,29 @@ def _shrink(key: SampleKey, base: Base, result: CheckResult) -> tuple[Sample, st
 
     smallest = shrink_resized(base.args, base.kwargs, fails, seed=key.sample or 0, max_examples=SHRINK_EXAMPLES)
     if smallest is None:
+        return None
+    args, kwargs = portable_value((list(smallest.args), dict(smallest.kwargs)))
+    return (args, kwargs), smallest.description
+
+
+def _shrink_alike(key: SampleKey, base: Base, result: CheckResult) -> tuple[Sample, str] | None:
+    """A failure of a sample as made, shrunk: the smallest sizes (replaced consistently across the
+    inputs, as ``resized`` replaces them) whose failure has the same cause
+    (:mod:`optests._causes`), as inputs and a description; None if none with fewer input elements
+    is found. Runs where the check ran (the isolated child)."""
+    from ._causes import cause
+    from ._pipeline import input_elements
+    from ._transforms import shrink_resized
+
+    wanted = cause(key, result.outcome, result.stage, result.message)
+
+    def fails(d: Derived) -> bool:
+        candidate = dataclasses.replace(base, args=list(d.args), kwargs=d.kwargs, redraw=None)
+        got = check(key, candidate).result
+        return cause(key, got.outcome, got.stage, got.message) == wanted
+
+    smallest = shrink_resized(base.args, base.kwargs, fails, seed=key.sample or 0, max_examples=SHRINK_EXAMPLES)
+    if smallest is None or input_elements((smallest.args, smallest.kwargs)) >= input_elements((base.args, base.kwargs)):
         return None
     args, kwargs = portable_value((list(smallest.args), dict(smallest.kwargs)))
     return (args, kwargs), smallest.description

@@ -8,7 +8,8 @@ sample's standalone repro inline with what it printed when the report was made, 
 and sample ids, the torch releases and dates it was seen in (a history database, where given), and
 a JSON block of the same facts. The smallest sample is the one with the fewest input elements
 (its base sample's, as the op database makes it again); a ``resized`` sample is shrunk to the
-smallest sizes that still fail at its stage, as ``optests check`` shrinks it.
+smallest sizes that still fail at its stage, as ``optests check`` shrinks it, and a sample as made
+to the smallest sizes (replaced as ``resized`` replaces them) whose failure has the same cause.
 
 The repro needs the sample again: the record's op is found in its database and the sample made
 and checked again here (:func:`optests._author.run_planned`, in an isolated child). A record whose
@@ -194,7 +195,7 @@ def make_repro(r: SampleResult, refs: Mapping[tuple[str, str], Any], work: Path,
         if p is None:
             repro.status = f"No runnable repro: this torch makes no sample {r.id}."
             return repro
-        (c,) = _author.run_planned(target, [p], timeout=timeout, shrink=True)
+        (c,) = _author.run_planned(target, [p], timeout=timeout, shrink=True, shrink_alike=True)
     except Exception as e:  # the op, its samples or the backend fail here otherwise
         repro.status = f"No runnable repro: checking the sample again here raised {type(e).__name__}: {_first(str(e))}"
         return repro
@@ -350,7 +351,7 @@ def render(
         "",
     ]
     size = f" ({repro.elements} input elements)" if repro.elements is not None else ""
-    shrunk = f"; shrunk to {repro.shrunk}, which fail alike" if repro.shrunk else ""
+    shrunk = f"; shrunk ({repro.shrunk}) to sizes that fail alike, which the repro uses" if repro.shrunk else ""
     lines += [f"`{printable(repro.sample)}`{size}{shrunk}.", ""]
     if repro.here:
         lines += [f"Checked again here it fails otherwise: `{printable(repro.here)}`.", ""]

@@ -707,7 +707,7 @@ class Sweep:
         if not failing:
             return
         groups = _grouped.group(failing, self._elements)
-        tr.write_line(_grouped.headline(groups, "fail the run"))
+        tr.write_line(_grouped.headline(groups, "recorded by --optests-accept" if self.settings.accept else "failing the run"))
         for i, g in enumerate(groups[:_CAUSES_SHOWN], 1):
             for line in _grouped.block_head(i, g, self._elements):
                 tr.write_line(printable(line))

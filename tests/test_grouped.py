@@ -134,7 +134,7 @@ def test_the_sweep_summary_groups_the_failures_that_fail_the_run_by_cause(sweep:
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "6 samples fail the run, 2 causes:",
+            "6 samples failing the run, 2 causes:",
             "1. 4 samples: metadata/call/aot_eager: traced out.dtype=<dtype>, but expected <dtype>",
             "   ops buggy_fake; modes static; dtypes float32; transforms call; backends aot_eager",
             "   smallest: static-float32-cpu-buggy_fake-sample0 (1 input element)",
