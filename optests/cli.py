@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, _durations, _registry, _results, _settings
+from . import __version__, _causes, _durations, _registry, _results, _settings
 from ._env import CompileCache, environment, now
 from ._errors import InputError
 from ._files import check_writable
@@ -220,6 +220,8 @@ def _finding_lines(args: argparse.Namespace, target: Any, c: Any, indent: str = 
     if error is None or c.verdict is not Verdict.UNEXPECTED_FAILURE:  # a death, a broken key, a stage or a pass not expected
         return [indent + printable(line) for line in c.judgement.splitlines()]
     lines = [f"[{error.stage}] {error.summary}"]
+    if _causes.by_name(cause := c.record().cause) is not None:  # PyTorch's bug, not the op's
+        lines.append(f"    {_causes.said(cause)}")
     lines += [f"    {line}" for line in error.detail.splitlines()]
     if c.shrunk is not None:  # a resized finding: the repro takes the smallest sizes that fail alike
         lines.append(f"    shrunk: {c.shrunk[1]} fail at {error.stage} too; the repro uses them")
