@@ -24,4 +24,5 @@ def _(x: torch.Tensor) -> torch.Tensor:
 def samples() -> list[tuple[list[Any], dict[str, Any]]]:
     """Four 1-D samples (the smallest, 2 elements, is sample 3) and three 2-D ones (the smallest, 2
     elements, is sample 5)."""
-    return [([torch.ones(n)], {}) for n in (5, 3, 4, 2)] + [([torch.ones(2, n)], {}) for n in (4, 1, 3)]
+    sizes: list[tuple[int, ...]] = [(5,), (3,), (4,), (2,), (2, 4), (2, 1), (2, 3)]
+    return [([torch.ones(*size)], {}) for size in sizes]
