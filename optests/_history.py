@@ -556,3 +556,65 @@ class History:
                 ):
                     out[run][op] = (passed, failed)
         return out
+
+    def cause_counts(self, runs: Sequence[Run]) -> dict[int, Counter[str]]:
+        """Per run id: each cause -> its failed samples (what the dashboard's view by cause counts
+        per night). Grouped in SQL on the stored cause; a run with failures stored before causes
+        were (schema 7: an empty cause) has those records read and their cause made as
+        :meth:`records` makes it."""
+        out: dict[int, Counter[str]] = {r.id: Counter() for r in runs}
+        unstored: set[int] = set()
+        ids = [r.id for r in runs]
+        names = [f.name for f in FIELDS]
+        with self._errors():
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                marks = ", ".join("?" * len(part))
+                for run, cause, n in self._db.execute(
+                    f"SELECT run, cause, COUNT(*) FROM outcomes WHERE run IN ({marks}) AND outcome = 'failed' GROUP BY run, cause",
+                    part,
+                ):
+                    if cause:
+                        out[run][cause] += n
+                    else:
+                        unstored.add(run)
+            for run in sorted(unstored):
+                rows = self._db.execute(
+                    f"SELECT {_SELECT} FROM outcomes o JOIN cases c ON c.id = o.case_id LEFT JOIN messages m ON m.id = o.message"
+                    " WHERE o.run = ? AND o.outcome = 'failed' AND o.cause = ''",
+                    (run,),
+                )
+                for row in rows:
+                    try:
+                        out[run][SampleResult.from_json(dict(zip(names, row))).cause] += 1
+                    except (ValueError, TypeError) as e:
+                        raise HistoryError(f"{self.path}: run {run}, sample {row[0]!r}: {e}; the database is damaged") from None
+        return out
+
+    def flaky_samples(self, runs: Sequence[Run]) -> list[tuple[str, int, int, str]]:
+        """The samples whose record is ``flaky`` in some of ``runs`` (those of one configuration):
+        each as (its id, the runs in which it was flaky, the runs of ``runs`` that recorded it, the
+        date of the last in which it was flaky), the most often flaky first."""
+        ids = [r.id for r in runs]
+        flaky: dict[int, list[Any]] = {}
+        with self._errors():
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                marks = ", ".join("?" * len(part))
+                for case_id, key, n, last in self._db.execute(
+                    "SELECT o.case_id, c.key, COUNT(*), MAX(r.date) FROM outcomes o JOIN cases c ON c.id = o.case_id"
+                    f" JOIN runs r ON r.id = o.run WHERE o.verdict = 'flaky' AND o.run IN ({marks}) GROUP BY o.case_id, c.key",
+                    part,
+                ):
+                    seen = flaky.setdefault(case_id, [key, 0, 0, ""])
+                    seen[1] += n
+                    seen[3] = max(seen[3], last)
+            for case_id, seen in flaky.items():
+                for i in range(0, len(ids), 500):
+                    part = ids[i : i + 500]
+                    marks = ", ".join("?" * len(part))
+                    (n,) = self._db.execute(
+                        f"SELECT COUNT(*) FROM outcomes WHERE case_id = ? AND run IN ({marks})", (case_id, *part)
+                    ).fetchone()
+                    seen[2] += n
+        return sorted(((k, n, total, last) for k, n, total, last in flaky.values()), key=lambda f: (-f[1], f[0]))
