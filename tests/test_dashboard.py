@@ -506,6 +506,10 @@ def test_the_registry_judges_the_records_that_carry_no_verdict(tmp_path: Path, c
     capsys.readouterr()
     assert cli.main(["dashboard", "--db", str(db), "--out", str(judged), "--registry", str(tmp_path / "none.json")]) == 2
     assert capsys.readouterr().err.strip().endswith(f"{tmp_path / 'none.json'}: no registry there")
+    registry.write_text("{")
+    assert cli.main(["dashboard", "--db", str(db), "--out", str(judged), "--registry", str(registry)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()  # one line, no traceback
+    assert line.startswith(f"optests dashboard: error: {registry}:1:2: not valid JSON")
 
 
 def test_causes_are_counted_per_night_also_where_the_history_stored_none(tmp_path: Path) -> None:
