@@ -552,11 +552,49 @@ def _td(cell: Cell | None, ref: int | None, marks: str = "", arrow: str = "") ->
     return f'<td class="v-{kind.name}{marks}"{data}>{cell.passed}/{cell.passed + cell.failed}{arrow}{tag}</td>'
 
 
-def _strip(op: str, window: Sequence[Run], op_counts: dict[int, dict[str, tuple[int, int]]]) -> str:
-    """The op over the last runs of its configuration, oldest first: ``f`` where samples failed,
-    ``p`` where none did, ``x`` where it was not checked. A strip of one state is one element that
-    CSS draws as squares, so a page of a thousand ops that never change stays small."""
-    states = "".join("x" if not c or not c[0] + c[1] else "f" if c[1] else "p" for c in (op_counts[r.id].get(op) for r in window))
+#: A history strip's square for an op in a run, by the most urgent kind among its samples there:
+#: its letter (and CSS class), colour and what its tooltip says. ``x``: not checked.
+_SQUARES: dict[str, tuple[str, str, str]] = {
+    "new": ("n", "#d93025", "new failures"),
+    "failed": ("f", "#f28b82", "samples failed, not judged"),
+    "fixed": ("d", "#4285f4", "fixed: unexpected passes"),
+    "flaky": ("k", "#a142f4", "flaky samples"),
+    "xfail": ("e", "#f9ab00", "expected failures only"),
+    "pass": ("p", "#81c995", "no sample failed"),
+    "skip": ("x", "#e8eaed", "not checked"),
+}
+
+
+def _flagged_kinds(flagged: dict[int, Counter[tuple[str, str, str]]]) -> dict[tuple[int, str], set[str]]:
+    """(run id, op id) -> the kinds of its samples that failed, were fixed or were flaky in that run."""
+    out: dict[tuple[int, str], set[str]] = defaultdict(set)
+    for run, counts in flagged.items():
+        for op, verdict, _ in counts:
+            out[(run, op)].add(_BY_VERDICT.get(verdict, "failed") if verdict else "failed")
+    return out
+
+
+def _strip(
+    op: str,
+    window: Sequence[Run],
+    op_counts: dict[int, dict[str, tuple[int, int]]],
+    kinds: dict[tuple[int, str], set[str]],
+    latest: str,
+) -> str:
+    """The op over the last runs of its configuration, oldest first: a square per run, of the most
+    urgent kind among its samples there (:data:`_SQUARES`; ``x`` where it was not checked), the
+    latest as its cells show it (``latest``: judged by ``--registry`` too). A strip of one state
+    is one element that CSS draws as squares, so a page of a thousand ops that never change stays
+    small."""
+    states = []
+    for r in window[:-1]:
+        c = op_counts[r.id].get(op)
+        if not c or not c[0] + c[1]:
+            states.append("x")
+            continue
+        found = kinds.get((r.id, op), set())
+        states.append(_SQUARES[next((k.name for k in KINDS if k.name in found), "pass")][0])
+    states.append(_SQUARES[latest][0])
     if len(set(states)) == 1:
         return f'<span class="strip all-{states[0]}"></span>'
     return '<span class="strip">' + "".join(f"<i class={s}></i>" for s in states) + "</span>"
@@ -571,7 +609,9 @@ def _controls(flag: str, label: str, count: int) -> str:
     )
 
 
-def _matrix(s: _Section, op_counts: dict[int, dict[str, tuple[int, int]]], failing: _Failing) -> str:
+def _matrix(
+    s: _Section, op_counts: dict[int, dict[str, tuple[int, int]]], kinds: dict[tuple[int, str], set[str]], failing: _Failing
+) -> str:
     window = s.runs[-STRIP_RUNS:]
     marks = s.diff.marks if s.diff is not None else {}
     ops = sorted({op for op, _ in s.cells}, key=lambda op: (op.lower(), op))
@@ -583,17 +623,19 @@ def _matrix(s: _Section, op_counts: dict[int, dict[str, tuple[int, int]]], faili
             mark = marks.get((op, mode), "")
             ref = failing.add(s.config, s.latest, op, mode, c) if c is not None and c.listed else None
             tds.append(_td(c, ref, f" {mark}" if mark else "", {"regressed": " ▼", "fixed": " ▲"}.get(mark, "")))
-        bad = any(c.failed for m in s.modes if (c := s.cells.get((op, m))) is not None)
+        here = [c for m in s.modes if (c := s.cells.get((op, m))) is not None]
+        bad = any(c.failed for c in here)
+        latest = next((k.name for k in KINDS if any(c.kinds[k.name] for c in here)), "skip")
         body.append(
             f'<tr data-op="{_esc(op)}" data-failing="{int(bad)}"><th>{_esc(op)}</th>'
-            f'<td class="history">{_strip(op, window, op_counts)}</td>{"".join(tds)}</tr>'
+            f'<td class="history">{_strip(op, window, op_counts, kinds, latest)}</td>{"".join(tds)}</tr>'
         )
-    runs = ",".join(f"run {r.id}, {r.date[:10]}" for r in window)
+    runs = ";".join(f"run {r.id}, {r.date[:10]}" for r in window)
     head = "".join(f"<th>{_esc(m)}</th>" for m in s.modes)
     return (
         f'<div class="filterable">{_controls("data-failing", "only ops with failures", len(ops))}'
         f'<table class="matrix" data-runs="{_esc(runs)}" style="--strip:{8 * len(window)}px"><thead><tr><th>op</th>'
-        f'<th title="one square per run, oldest first: red where samples failed, green where none did">'
+        f'<th title="one square per run, oldest first, coloured by its most urgent verdict (see the legend)">'
         f"last {len(window)} runs</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
@@ -700,6 +742,7 @@ def _render_section(
     s: _Section,
     counts: dict[int, Counter[tuple[str, str]]],
     op_counts: dict[int, dict[str, tuple[int, int]]],
+    kinds: dict[tuple[int, str], set[str]],
     failing: _Failing,
     flakes: Sequence[tuple[str, int, int, str]],
 ) -> str:
@@ -722,7 +765,7 @@ def _render_section(
         'tagged by the most urgent verdict among them (see the <a href="#legend">legend</a>); ▼ new failures, '
         "▲ fixes since the previous run of this configuration; hover a cell for its verdicts and failing stages, click it "
         "for its samples and the command that checks them again.</p>"
-        f"{_matrix(s, op_counts, failing)}"
+        f"{_matrix(s, op_counts, kinds, failing)}"
         f"<h3>Flaky samples in the last {_runs(min(len(s.runs), STRIP_RUNS))} ({len(flakes)})</h3>{_flaky(s, flakes)}"
         f"<h3>Runs of this configuration</h3>{_runs_table(s.runs, counts, s.modes)}</section>"
     )
@@ -823,11 +866,20 @@ def _cause_view(
     )
 
 
+#: The counts a legend's cell of each kind shows: what such a cell could show.
+_EXAMPLE = {"new": "0/4", "failed": "0/4", "fixed": "4/4", "flaky": "3/4", "xfail": "0/4", "pass": "4/4", "skip": "0/0"}
+
+
+def _legend_squares() -> str:
+    return ", ".join(f'<span class="strip"><i class="{c}"></i></span> {_esc(words)}' for c, _, words in _SQUARES.values())
+
+
 def _legend(judge: Judge | None, judging: Counter[str]) -> str:
     """What each kind of cell means (a cell of each kind, with its word), the marks, and which
     registry judged the records that carry no verdict."""
     rows = "".join(
-        f'<tr data-kind="{k.name}"><td class="v-{k.name} swatch">4/4{f" <span class=tag>{k.tag}</span>" if k.tag else ""}</td>'
+        f'<tr data-kind="{k.name}"><td class="v-{k.name} swatch">{_EXAMPLE[k.name]}'
+        f"{f' <span class=tag>{k.tag}</span>' if k.tag else ''}</td>"
         f"<th>{_esc(k.title)}</th><td>{_esc(k.what)}</td></tr>"
         for k in KINDS
     )
@@ -846,7 +898,8 @@ def _legend(judge: Judge | None, judging: Counter[str]) -> str:
         "coloured and tagged by the most urgent verdict among them (in this order):</p>"
         f'<table class="legend"><tbody>{rows}</tbody></table>'
         '<p class="meta">▼ / ▲ after the counts: new failures / fixes since the previous run of the configuration. '
-        "History strips: a square per run, red where samples failed, green where none did, grey where not checked.</p>"
+        f"History strips: a square per run of the op, oldest first, by the most urgent verdict among its samples in that run: "
+        f"{_legend_squares()}.</p>"
         f'<p class="meta" id="judged-by">Verdicts are those each run recorded, judged by the registry it ran with. '
         f"{judged_by}{unjudged}</p></section>"
     )
@@ -886,11 +939,7 @@ td.differs{box-shadow:inset 0 0 0 2px #e37400;font-weight:bold}td[data-cell]{cur
 table.new_failure{border-left:4px solid #c5221f}table.fix{border-left:4px solid #188038}
 .matrix td,#compare td{text-align:right;min-width:70px}.matrix td.history{text-align:left;min-width:0}.controls{margin:6px 0}.src{color:#777;font-size:12px}
 .strip{display:inline-block;height:8px;white-space:nowrap;line-height:0}.strip i{display:inline-block;width:6px;height:8px;margin-right:2px}
-.strip i.p{background:#81c995}.strip i.f{background:#ee675c}.strip i.x{background:#e8eaed}
-.strip.all-p,.strip.all-f,.strip.all-x{width:var(--strip)}
-.strip.all-p{background:repeating-linear-gradient(90deg,#81c995 0 6px,transparent 6px 8px)}
-.strip.all-f{background:repeating-linear-gradient(90deg,#ee675c 0 6px,transparent 6px 8px)}
-.strip.all-x{background:repeating-linear-gradient(90deg,#e8eaed 0 6px,transparent 6px 8px)}
+%(strips)s
 section.configuration{content-visibility:auto;contain-intrinsic-size:auto 3000px}svg .grid{stroke:#eee}svg .tick,svg .legend{font-size:11px;fill:#555}svg .series{fill:none;stroke-width:2}
 .counts span{display:inline-block;margin-right:16px}.bad{color:#c5221f;font-weight:bold}.good{color:#188038;font-weight:bold}
 #detail{position:fixed;left:24px;right:24px;bottom:0;max-height:45vh;overflow:auto;background:#fff;border:1px solid #999;
@@ -898,6 +947,15 @@ box-shadow:0 -4px 16px rgba(0,0,0,.2);padding:8px 16px}#detail-close{float:right
 #detail td code{white-space:nowrap;font-size:12px}#detail td:nth-child(-n+3){white-space:nowrap}
 #causes td.cause{max-width:560px}#causes td.ops{min-width:120px}
 """
+
+_CSS = _CSS.replace(
+    "%(strips)s",
+    "".join(
+        f".strip i.{c}{{background:{colour}}}.strip.all-{c}{{width:var(--strip);"
+        f"background:repeating-linear-gradient(90deg,{colour} 0 6px,transparent 6px 8px)}}"
+        for c, colour, _ in _SQUARES.values()
+    ),
+)
 
 _JS = """
 (function(){
@@ -940,13 +998,14 @@ _JS = """
   document.addEventListener('mouseover',function(e){
     var strip=e.target.closest('.strip');
     if(!strip||e.target.title)return;
-    var runs=strip.closest('table').getAttribute('data-runs').split(','),words={p:'no sample failed',f:'samples failed',x:'not checked'};
+    var runs=strip.closest('table').getAttribute('data-runs').split(';'),words=%(words)s;
     if(e.target===strip&&strip.className.indexOf('all-')>0){strip.title=words[strip.className.slice(-1)]+' in each of the last '+runs.length+' runs';return;}
     var i=Array.prototype.indexOf.call(strip.children,e.target);
     if(i>=0)e.target.title=runs[i]+': '+words[e.target.className];
   });
 })();
 """
+_JS = _JS.replace("%(words)s", json.dumps({c: words for c, _, words in _SQUARES.values()}, sort_keys=True))
 
 
 def _copy_findings(causes: _Causes, out: Path) -> set[str]:
@@ -990,11 +1049,18 @@ def build(history: History, out: Path, judge: Judge | None = None) -> Path:
         raise DashboardError(f"{where}: {describe_os_error(where, e, writing=True)}") from None
     windows = [r for s in sections for r in s.runs[-STRIP_RUNS:]]
     op_counts = history.op_counts(windows)
-    nights = history.cause_counts(windows)
+    flagged = history.flagged(windows)
+    nights: dict[int, Counter[str]] = {}
+    for run, found in flagged.items():
+        nights[run] = Counter()
+        for (_, _, cause), n in found.items():
+            if cause:
+                nights[run][cause] += n
+    kinds = _flagged_kinds(flagged)
     failing = _Failing()
     by_cause = _cause_view(sections, causes, nights, failing, copied)
     rendered = "".join(
-        _render_section(s, counts, op_counts, failing, history.flaky_samples(s.runs[-STRIP_RUNS:])) for s in sections
+        _render_section(s, counts, op_counts, kinds, failing, history.flaky_samples(s.runs[-STRIP_RUNS:])) for s in sections
     )
     compare = (
         f"<h2>Configurations side by side</h2>{_compare(sections, failing)}"

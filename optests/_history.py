@@ -557,12 +557,14 @@ class History:
                     out[run][op] = (passed, failed)
         return out
 
-    def cause_counts(self, runs: Sequence[Run]) -> dict[int, Counter[str]]:
-        """Per run id: each cause -> its failed samples (what the dashboard's view by cause counts
-        per night). Grouped in SQL on the stored cause; a run with failures stored before causes
-        were (schema 7: an empty cause) has those records read and their cause made as
-        :meth:`records` makes it."""
-        out: dict[int, Counter[str]] = {r.id: Counter() for r in runs}
+    def flagged(self, runs: Sequence[Run]) -> dict[int, Counter[tuple[str, str, str]]]:
+        """Per run id: (op id, verdict, cause) -> samples, over the samples that failed or whose
+        verdict is ``unexpected_pass`` or ``flaky`` (what the dashboard's history strips and its
+        view by cause count per night; the verdict "" where none was recorded, the cause "" where
+        the sample did not fail). Grouped in SQL on the stored verdict and cause; a run with
+        failures stored before causes were (schema 7: an empty cause) has those records read and
+        their cause made as :meth:`records` makes it."""
+        out: dict[int, Counter[tuple[str, str, str]]] = {r.id: Counter() for r in runs}
         unstored: set[int] = set()
         ids = [r.id for r in runs]
         names = [f.name for f in FIELDS]
@@ -570,14 +572,17 @@ class History:
             for i in range(0, len(ids), 500):
                 part = ids[i : i + 500]
                 marks = ", ".join("?" * len(part))
-                for run, cause, n in self._db.execute(
-                    f"SELECT run, cause, COUNT(*) FROM outcomes WHERE run IN ({marks}) AND outcome = 'failed' GROUP BY run, cause",
+                for run, op, variant, verdict, cause, outcome, n in self._db.execute(
+                    "SELECT o.run, c.op, c.variant, o.verdict, o.cause, o.outcome, COUNT(*) FROM outcomes o"
+                    f" JOIN cases c ON c.id = o.case_id WHERE o.run IN ({marks})"
+                    " AND (o.outcome = 'failed' OR o.verdict IN ('unexpected_pass', 'flaky'))"
+                    " GROUP BY o.run, c.op, c.variant, o.verdict, o.cause, o.outcome",
                     part,
                 ):
-                    if cause:
-                        out[run][cause] += n
-                    else:
+                    if outcome == "failed" and not cause:
                         unstored.add(run)
+                    else:
+                        out[run][(f"{op}.{variant}" if variant else op, verdict, cause)] += n
             for run in sorted(unstored):
                 rows = self._db.execute(
                     f"SELECT {_SELECT} FROM outcomes o JOIN cases c ON c.id = o.case_id LEFT JOIN messages m ON m.id = o.message"
@@ -586,9 +591,10 @@ class History:
                 )
                 for row in rows:
                     try:
-                        out[run][SampleResult.from_json(dict(zip(names, row))).cause] += 1
+                        r = SampleResult.from_json(dict(zip(names, row)))
                     except (ValueError, TypeError) as e:
                         raise HistoryError(f"{self.path}: run {run}, sample {row[0]!r}: {e}; the database is damaged") from None
+                    out[run][(r.op_id, r.verdict.value if r.verdict else "", r.cause)] += 1
         return out
 
     def flaky_samples(self, runs: Sequence[Run]) -> list[tuple[str, int, int, str]]:

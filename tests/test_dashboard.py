@@ -170,8 +170,8 @@ def test_dashboard_in_a_browser(nights: list[Path], tmp_path: Path, capsys: pyte
         expect(beta.locator("td").nth(1)).to_have_class("v-new regressed")
         expect(beta.locator(".strip i")).to_have_count(2)
         expect(beta.locator(".strip i").nth(0)).to_have_class("p")  # night 1: passed
-        expect(beta.locator(".strip i").nth(1)).to_have_class("f")
-        expect(page.locator('.matrix tr[data-op="gamma"] .strip')).to_have_class("strip all-f")
+        expect(beta.locator(".strip i").nth(1)).to_have_class("n")  # night 2: new failures
+        expect(page.locator('.matrix tr[data-op="gamma"] .strip')).to_have_class("strip all-n")
         expect(page.locator('.matrix tr[data-op="alpha"] td').nth(1)).to_have_text("4/4 ▲")
         # A failing cell shows its samples; these ops are no OpInfo database's, so no command.
         beta.locator("td").nth(1).click()
@@ -512,9 +512,10 @@ def test_the_registry_judges_the_records_that_carry_no_verdict(tmp_path: Path, c
     assert line.startswith(f"optests dashboard: error: {registry}:1:2: not valid JSON")
 
 
-def test_causes_are_counted_per_night_also_where_the_history_stored_none(tmp_path: Path) -> None:
-    """A run stored before causes were (schema 7: an empty cause) has its failures' causes made
-    from their records, as the records read back have them."""
+def test_causes_and_verdicts_are_counted_per_night_also_where_the_history_stored_no_cause(tmp_path: Path) -> None:
+    """Per run, op, verdict and cause, the samples that failed, were fixed or were flaky; a run
+    stored before causes were (schema 7: an empty cause) has its failures' causes made from their
+    records, as the records read back have them."""
     import sqlite3
 
     with _history(tmp_path, [("2026-11-20", "2.13.0+cpu", _night(2, 3)), ("2026-11-21", "2.13.0+cpu", _night(1, 1))]):
@@ -525,11 +526,14 @@ def test_causes_are_counted_per_night_also_where_the_history_stored_none(tmp_pat
     con.close()
     other = "forward/call/aot_eager: out=N, but expected N"
     flaky = int(HAS_FLAKY)
+    known = "aot_double_backward_silently_dropped"
     with History(tmp_path / "h.db") as db:
-        counts = db.cause_counts(db.runs())
+        counts = db.flagged(db.runs())
+    flakes = {("fl", "flaky", other): 1} if flaky else {}
+    fixed = ("fx", "unexpected_pass", "")
     assert counts == {
-        1: Counter({"aot_double_backward_silently_dropped": 2, other: 3 + flaky}),
-        2: Counter({"aot_double_backward_silently_dropped": 1, other: 1 + flaky}),
+        1: Counter({("xf", "xfailed", known): 2, ("nf", "unexpected_failure", other): 3, fixed: 1, **flakes}),
+        2: Counter({("xf", "xfailed", known): 1, ("nf", "unexpected_failure", other): 1, fixed: 1, **flakes}),
     }
 
 
@@ -587,6 +591,15 @@ def test_verdicts_and_causes_in_a_browser(tmp_path: Path) -> None:
         expect(page.locator(section.format("xf"))).to_have_text("0/3 xfail")
         expect(page.locator(section.format("nf"))).to_have_text("0/2 new")
         expect(page.locator(section.format("fx"))).to_have_text("1/1 fixed")
+        # each op's history strip: a square per night of torch 2.13, by its verdicts that night
+        strips = {op: page.locator(f'#config-1 .matrix tr[data-op="{op}"] .strip') for op in ("ok", "xf", "nf", "fx", "sk")}
+        for op, letter in (("ok", "p"), ("xf", "e"), ("nf", "n"), ("fx", "d"), ("sk", "x")):
+            expect(strips[op]).to_have_class(f"strip all-{letter}")
+        strip_colours = {  # a strip of one state is one element, its squares a gradient
+            op: page.eval_on_selector(f'#config-1 .matrix tr[data-op="{op}"] .strip', "e => getComputedStyle(e).backgroundImage")
+            for op in strips
+        }
+        assert len(set(strip_colours.values())) == len(strip_colours), strip_colours  # drawn in colours of their own
 
         causes = page.locator("#causes tbody tr")
         expect(causes).to_have_count(2)
