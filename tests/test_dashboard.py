@@ -559,7 +559,6 @@ def test_verdicts_and_causes_in_a_browser(tmp_path: Path) -> None:
     """Records of each verdict and two causes (a known bug, a signature) over two configurations
     (torch 2.13 over two nights, torch 2.15): the legend names each kind, cells of each kind
     have their own colour, and the view by cause counts each cause per configuration and night."""
-    sync_api = _browser()
     with _history(
         tmp_path,
         [
@@ -570,6 +569,10 @@ def test_verdicts_and_causes_in_a_browser(tmp_path: Path) -> None:
     ) as db:
         index = dashboard.build(db, tmp_path / "site")
     assert (tmp_path / "site" / "findings" / "aot_double_backward_silently_dropped.py").is_file()  # the link's target
+    html = index.read_text()
+    assert '<tr data-cause="aot_double_backward_silently_dropped">' in html
+    assert '<tr data-cause="forward/call/aot_eager: out=N, but expected N">' in html
+    sync_api = _browser()  # what follows needs a browser
     with _page(sync_api) as page:
         page.goto(index.as_uri())
         expect = sync_api.expect
