@@ -439,9 +439,11 @@ OTHER_MESSAGE = "out=1, but expected 2 [{}]"
 HAS_FLAKY = "flaky" in {v.value for v in Verdict}
 
 
-def _judged(op: str, sample: int, verdict: str | None, message: str = "", stage: Stage | None = None) -> SampleResult:
+def _judged(
+    op: str, sample: int, verdict: str | None, message: str = "", stage: Stage | None = None, transform: str = ""
+) -> SampleResult:
     """A record of ``op`` with a verdict (None: unjudged); it failed where it has a message."""
-    key = SampleKey(op, "", Mode.STATIC, "float32", "cpu", sample)
+    key = SampleKey(op, "", Mode.STATIC, "float32", "cpu", sample, transform=transform)
     outcome = Outcome.FAILED if message else Outcome.SKIPPED if verdict == "skipped" else Outcome.PASSED
     return SampleResult(
         key,
@@ -457,7 +459,7 @@ def _night(known: int, other: int, flaky: bool = True) -> list[SampleResult]:
     """Records of each verdict: ``known`` expected failures of the known bug (op ``xf``), ``other``
     new failures of a signature (op ``nf``), a pass, an unexpected pass, a skip and a flake."""
     records = [_judged("ok", i, "passed") for i in range(3)]
-    records += [_judged("xf", i, "xfailed", KNOWN_MESSAGE, Stage.BACKWARD) for i in range(known)]
+    records += [_judged("xf", i, "xfailed", KNOWN_MESSAGE, Stage.BACKWARD, "backward-2") for i in range(known)]  # double backward
     records += [_judged("nf", i, "unexpected_failure", OTHER_MESSAGE, Stage.FORWARD) for i in range(other)]
     records += [_judged("fx", 0, "unexpected_pass"), _judged("sk", 0, "skipped")]
     if flaky and HAS_FLAKY:
