@@ -352,8 +352,13 @@ def _dashboard(args: argparse.Namespace) -> int:
     from . import _history as history
 
     start = time.perf_counter()
+    judge = None
+    if args.registry is not None:
+        if not args.registry.is_file():
+            raise CommandError(f"{args.registry}: no registry there")
+        judge = dashboard.Judge(str(args.registry), tuple(_registry.load(args.registry)))
     with history.History(args.db) as db:
-        index = dashboard.build(db, args.out)
+        index = dashboard.build(db, args.out, judge)
     size = index.stat().st_size
     print(f"{index}: {size / 1024:.0f} KiB, built in {time.perf_counter() - start:.1f} s")
     return 0
@@ -556,6 +561,12 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("dashboard", help="build the static dashboard from a history database")
     b.add_argument("--db", type=Path, required=True, help="the history database (SQLite file)")
     b.add_argument("--out", type=Path, required=True, help="the folder to write index.html and changes.json into")
+    b.add_argument(
+        "--registry",
+        type=Path,
+        help="judge the records that carry no verdict (ingested unjudged) by this expected-failures registry, under each "
+        "run's torch release (default: none; records keep the verdicts their runs gave them)",
+    )
     b.set_defaults(run=_dashboard)
     return p
 
