@@ -4,6 +4,8 @@
                                                     # dynamic, every transform and pattern, -n 2
     python bench/transforms.py --transforms tangents,backward
                                                     # the same, deriving only with these (the base is always run)
+    python bench/transforms.py --transforms func,checkpoint,hooks,inplace-between,rng --ops sin,mul,matmul,nn.functional.dropout
+                                                    # what users wrap around the call, priced on a few ops
     python bench/transforms.py --results F... --wall SECONDS
                                                     # a report on runs already made, e.g. the groups of
                                                     # the full transform sweep (--wall: their summed wall time)
@@ -41,11 +43,11 @@ from optests._key import CALL_PATTERNS, transform_name  # noqa: E402
 from optests._results import SampleResult, merge_files  # noqa: E402
 
 
-def run_subset(out: Path, workers: int, transforms: str = "all") -> float:
-    """The subset swept with ``transforms`` (and patterns) into ``out``; its wall time."""
+def run_subset(out: Path, workers: int, transforms: str = "all", ops: str = SUBSET) -> float:
+    """The subset (or ``ops``) swept with ``transforms`` (and patterns) into ``out``; its wall time."""
     command = [
         *(sys.executable, "-m", "pytest", "opinfo_sweeps", "-q", "-p", "no:cacheprovider", "-n", str(workers)),
-        *(f"--optests-ops={SUBSET}", "--optests-modes=static,dynamic", f"--optests-transforms={transforms}"),
+        *(f"--optests-ops={ops}", "--optests-modes=static,dynamic", f"--optests-transforms={transforms}"),
         f"--optests-results={out}",
     ]
     started = time.perf_counter()
@@ -114,6 +116,7 @@ def main() -> int:
     ap.add_argument(
         "--transforms", default="all", help="what the run derives with, as --optests-transforms takes it (default all)"
     )
+    ap.add_argument("--ops", default=SUBSET, help="the ops swept, as --optests-ops takes them (default: bench/speed.py's subset)")
     args = ap.parse_args()
     if args.results:
         if args.wall is None:
@@ -123,7 +126,7 @@ def main() -> int:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "results.json"
-            wall = run_subset(out, args.workers, args.transforms)
+            wall = run_subset(out, args.workers, args.transforms, args.ops)
             _, records, _ = merge_files([out])
     try:
         print("\n".join(report(records, wall, args.workers)))

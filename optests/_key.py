@@ -82,6 +82,11 @@ CALL_PATTERNS: dict[str, str] = {  # the function called, or its outputs used, o
     "out": "optests._patterns.out:OUT",
     "subclass": "optests._patterns.subclass:SUBCLASS",
     "autocast": "optests._patterns.autocast:AUTOCAST",
+    "func": "optests._patterns.func:FUNC",
+    "checkpoint": "optests._patterns.checkpoint:CHECKPOINT",
+    "hooks": "optests._patterns.hooks:HOOKS_PATTERN",
+    "inplace-between": "optests._patterns.inplace_between:INPLACE_BETWEEN",
+    "rng": "optests._patterns.rng:RNG",
 }
 DERIVATIONS = {**INPUT_TRANSFORMS, **CALL_PATTERNS}
 

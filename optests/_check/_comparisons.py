@@ -96,7 +96,7 @@ def _unless_random(c: _Compared) -> Iterator[None]:
         yield
     except (ForwardMismatch, BackwardMismatch, MutationMismatch) as f:
         of_values = not isinstance(f, MutationMismatch) or f.what.endswith(" after the call")  # not "... mutated"
-        if get_backend(c.opts.options.backend).same_random or not of_values:
+        if _draws_as_eager(c) or not of_values:
             raise
         op = _random_op(c)
         if op is None:
@@ -107,6 +107,17 @@ def _unless_random(c: _Compared) -> Iterator[None]:
         )
         if note not in c.opts.notes:
             c.opts.notes.append(note)
+
+
+def _draws_as_eager(c: _Compared) -> bool:
+    """Whether the compiled call draws random numbers as eager does: the backend says so
+    (``Backend.same_random``), or it is inductor and the pattern called it under
+    ``fallback_random=True`` (``rng``)."""
+    from .._backends.inductor import Inductor
+
+    backend = get_backend(c.opts.options.backend)
+    fallback = c.comp.called is not None and c.comp.called.fallback_random
+    return backend.same_random or (fallback and isinstance(backend, Inductor))
 
 
 def _random_op(c: _Compared) -> str | None:
@@ -180,6 +191,50 @@ def _gradients(c: _Compared) -> None:
         )
 
 
+def _observed(c: _Compared) -> None:
+    """What the pattern saw beside the outputs and gradients (:attr:`Called.observed`: the RNG
+    state after the call, what a hook was called with), eager's against the compiled call's."""
+    if c.eager.called is None or c.comp.called is None:
+        return
+    make = _finding_factory(c.opts)
+    seen = [o for o in c.comp.called.observed if not o.backward or c.gradients]
+    wanted = [o for o in c.eager.called.observed if not o.backward or c.gradients]
+    detail = "Eager and the compiled call disagree on what the call pattern saw beside the outputs."
+    if [o.what for o in seen] != [o.what for o in wanted]:
+        names, expected = [o.what for o in seen], [o.what for o in wanted]
+        stage = BackwardMismatch if any(o.backward for o in wanted + seen) else ForwardMismatch
+        raise make(stage, "observed", _listed(names), f"{_listed(expected)} (as eager)", detail=detail)
+    with _unless_random(c):
+        for mine, theirs in zip(seen, wanted):
+            cls = BackwardMismatch if theirs.backward else ForwardMismatch
+            if theirs.random_state:
+                # a call eager makes without drawing must not draw compiled, whatever the backend
+                if not torch.equal(mine.value, theirs.value) and (_draws_as_eager(c) or _random_op(c) is None):
+                    raise make(
+                        cls,
+                        theirs.what,
+                        "another state",
+                        "eager's (the same seed before each call)",
+                        detail="The compiled call drew from the global generator otherwise than eager: "
+                        "random numbers drawn after it differ.",
+                    )
+                continue
+            if isinstance(theirs.value, torch.Tensor) and isinstance(mine.value, torch.Tensor):
+                try:
+                    c.opts.options.assert_equals_fn(mine.value, theirs.value)
+                except Exception as e:
+                    got, wanted_txt = _difference(mine.value, theirs.value)
+                    raise make(cls, theirs.what, got, wanted_txt, detail=_error_excerpt(e)) from e
+            elif type(mine.value) is not type(theirs.value) or mine.value != theirs.value:
+                raise make(cls, theirs.what, _short_value(mine.value), f"{_short_value(theirs.value)} (as eager)", detail=detail)
+
+
+def _short_value(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor {_dtype(value.dtype)}{list(value.shape)}"
+    return "None" if value is None else str(value)
+
+
 def _compares(o: CheckOptions) -> bool:
     return not o.skip_correctness_check
 
@@ -198,6 +253,7 @@ COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compare
     ("refusals", _compares, _refusals),
     ("outputs", _compares, _outputs),
     ("gradients", _compares, _gradients),
+    ("observed", _compares, _observed),
 )
 
 
@@ -224,6 +280,7 @@ def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Checkin
 
 def _forward_only_compiles(call: _TensorCall, opts: _Checking) -> bool:
     probe = _TensorCall(call.func, *pytree.tree_unflatten(call.leaves, call.spec))
+    probe.body = call.body
     inputs = [t.detach() for t in _copies(call.tensors)]
     try:
         _called(opts.pattern, _compile(probe, opts), inputs)

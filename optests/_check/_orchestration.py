@@ -12,6 +12,7 @@ import torch.utils._pytree as pytree
 
 from .._findings import BackwardMismatch, EagerFailure, Finding, ForwardMismatch, RandomizedMismatch, error_line
 from .._patterns import DEFAULT_PATTERN, Called, DependsOnCpu, get_pattern
+from .._patterns.base import BODY
 from ._comparisons import COMPARISONS, _Compared
 from ._copies import _copies, _donor_values
 from ._float64 import _Float64Reference
@@ -174,6 +175,9 @@ def _check_call(call: _TensorCall, options: CheckOptions) -> list[str]:
         # Dynamo (which higher-order ops such as map trace their bodies with) keeps compiled frames
         # across calls: without a reset, a check's verdict depends on what ran before it
         torch._dynamo.reset()
+        body = getattr(opts.pattern, BODY, None)  # what the pattern wraps around the call, compiled with it
+        if body is not None:
+            call = call.within(body)
         compiled = _compile(call, opts)
         originals = list(call.tensors)
         try:
