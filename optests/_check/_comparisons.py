@@ -113,11 +113,10 @@ def _draws_as_eager(c: _Compared) -> bool:
     """Whether the compiled call draws random numbers as eager does: the backend says so
     (``Backend.same_random``), or it is inductor and the pattern called it under
     ``fallback_random=True`` (``rng``)."""
-    from .._backends.inductor import Inductor
-
     backend = get_backend(c.opts.options.backend)
     fallback = c.comp.called is not None and c.comp.called.fallback_random
-    return backend.same_random or (fallback and isinstance(backend, Inductor))
+    # inductor, by any of its names (``dynamo:inductor`` is the same backend object's kind)
+    return backend.same_random or (fallback and getattr(backend, "backend", None) == "inductor")
 
 
 def _random_op(c: _Compared) -> str | None:
