@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, _durations, _registry, _results, _settings
+from . import __version__, _causes, _durations, _registry, _results, _settings
 from ._env import CompileCache, environment, now
 from ._errors import InputError
 from ._files import check_writable
@@ -171,6 +171,8 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
                 print(printable(line))
             continue
         print(f"[{error.stage}] {error.summary}")
+        if _causes.by_name(cause := c.record().cause) is not None:  # PyTorch's bug, not the op's
+            print(f"    {_causes.said(cause)}")
         for line in error.detail.splitlines():
             print(f"    {line}")
         name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
@@ -295,8 +297,13 @@ def _dashboard(args: argparse.Namespace) -> int:
     from . import _history as history
 
     start = time.perf_counter()
+    judge = None
+    if args.registry is not None:
+        if not args.registry.is_file():
+            raise CommandError(f"{args.registry}: no registry there")
+        judge = dashboard.Judge(str(args.registry), tuple(_registry.load(args.registry)))
     with history.History(args.db) as db:
-        index = dashboard.build(db, args.out)
+        index = dashboard.build(db, args.out, judge)
     size = index.stat().st_size
     print(f"{index}: {size / 1024:.0f} KiB, built in {time.perf_counter() - start:.1f} s")
     return 0
@@ -460,6 +467,12 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("dashboard", help="build the static dashboard from a history database")
     b.add_argument("--db", type=Path, required=True, help="the history database (SQLite file)")
     b.add_argument("--out", type=Path, required=True, help="the folder to write index.html and changes.json into")
+    b.add_argument(
+        "--registry",
+        type=Path,
+        help="judge the records that carry no verdict (ingested unjudged) by this expected-failures registry, under each "
+        "run's torch release (default: none; records keep the verdicts their runs gave them)",
+    )
     b.set_defaults(run=_dashboard)
     return p
 
