@@ -10,6 +10,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from .._backends import get_backend
 from .._findings import BackwardMismatch, EagerFailure, Finding, ForwardMismatch, RandomizedMismatch, error_line
 from .._patterns import DEFAULT_PATTERN, Called, DependsOnCpu, get_pattern
 from .._patterns.base import BODY
@@ -175,6 +176,8 @@ def _check_call(call: _TensorCall, options: CheckOptions) -> list[str]:
         # Dynamo (which higher-order ops such as map trace their bodies with) keeps compiled frames
         # across calls: without a reset, a check's verdict depends on what ran before it
         torch._dynamo.reset()
+        if hasattr(opts.pattern, "fallback_random"):  # rng: inductor draws as eager under fallback_random
+            opts.pattern.fallback_random = getattr(get_backend(options.backend), "backend", None) == "inductor"
         body = getattr(opts.pattern, BODY, None)  # what the pattern wraps around the call, compiled with it
         if body is not None:
             call = call.within(body)

@@ -81,7 +81,10 @@ class _TensorCall:
         # Only a backend calls this (our eager runs call `eager`), so the inputs are traced. Dynamo
         # traces the Python itself: it records nothing (it would break the graph), and no trace is kept.
         out = self.eager(tensors)
-        if self.trace is None and not torch.compiler.is_dynamo_compiling():
+        # under a torch.func transform around the compiled call (``func``) the tensors traced
+        # are per-example, not what the call returns: no trace is kept either
+        transformed = torch._C._functorch.peek_interpreter_stack() is not None
+        if self.trace is None and not torch.compiler.is_dynamo_compiling() and not transformed:
             self.trace = _TraceRecord(
                 outputs=tuple(
                     (name, _meta(leaf, tensors) if isinstance(leaf, torch.Tensor) else None) for name, leaf in _output_leaves(out)

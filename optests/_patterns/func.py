@@ -42,6 +42,7 @@ FUNCS = (
 AROUND_UNSUPPORTED = re.compile(
     r"Unsupported functorch tracing attempt|Please convert all Tensors to FakeTensors first"
     r"|Cannot access data pointer of Tensor that doesn't have storage|NYI: querying is_contiguous inside of vmap"
+    r"|expected FakeTensor for arg"
 )
 
 #: The batch a vmapped sample has: its input, then that input times this (floating inputs).
