@@ -47,7 +47,7 @@ def test_messages_name_the_pattern_and_what_differs() -> None:
     first = check.result.message.splitlines()[0]
     assert first == (
         "torch.get_rng_state() after the call=another state, but expected eager's (the same seed before each call) "
-        "[seeded_double static float32 cpu sample 0 rng: the global RNG state after the call compared (fallback_random=True)]"
+        "[seeded_double static float32 cpu sample 0 rng: the global RNG state after the call compared (under inductor, fallback_random=True)]"
     ), first
     bug = corpus.BUGS["inplace_unversioned"]
     checks = optests.check_op(bug.func, [bug.make()], modes=["static"], transforms="inplace-between", backends=[bug.backend])

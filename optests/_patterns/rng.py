@@ -48,7 +48,7 @@ class Rng(Single):
 def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     if not sample.inputs:
         return {}
-    return {0: same(sample, "the global RNG state after the call compared (fallback_random=True)")}
+    return {0: same(sample, "the global RNG state after the call compared (under inductor, fallback_random=True)")}
 
 
 RNG = Transform(_derive, unindexed=True, pattern=Rng)
