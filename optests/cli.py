@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, _durations, _registry, _results, _settings
+from . import __version__, _causes, _durations, _registry, _results, _settings
 from ._env import CompileCache, environment, now
 from ._errors import InputError
 from ._files import check_writable
@@ -171,6 +171,8 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
                 print(printable(line))
             continue
         print(f"[{error.stage}] {error.summary}")
+        if _causes.by_name(cause := c.record().cause) is not None:  # PyTorch's bug, not the op's
+            print(f"    {_causes.said(cause)}")
         for line in error.detail.splitlines():
             print(f"    {line}")
         name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
