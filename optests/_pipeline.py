@@ -530,6 +530,16 @@ def run_child(
     return Ran(result, report, checked.check_gradients, checked_inputs, func, smallest)
 
 
+def input_elements(inputs: Any) -> int:
+    """How many elements the tensors among ``inputs`` hold (a tensor passed twice counts once):
+    how big a sample is, to pick the smallest of a cause's samples."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    seen = {id(x): int(x.numel()) for x in pytree.tree_leaves(inputs) if isinstance(x, torch.Tensor)}
+    return sum(seen.values())
+
+
 def portable_value(value: Any) -> Any:
     """``value`` with its tensors detached (autograd does not cross processes), keeping
     ``requires_grad``, a tensor passed twice, and a tensor that autograd made (a non-leaf, or a

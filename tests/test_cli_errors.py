@@ -134,6 +134,7 @@ ROLES: list[tuple[str, list[str], tuple[str, ...]]] = [
     ("durations-out", ["durations", "GOOD", "--out", "BAD"], READ_WRITE),
     ("dashboard-db", ["dashboard", "--db", "BAD", "--out", "OUT"], READ),
     ("dashboard-out", ["dashboard", "--db", "DB", "--out", "BAD"], ("file", "under-a-file")),
+    ("dashboard-registry", ["dashboard", "--db", "DB", "--out", "OUT", "--registry", "BAD"], READ),
     ("check-json", ["check", "sin", "--json", "BAD"], WRITE),
     ("check-registry", ["check", "sin", "--registry", "BAD"], READ_WRITE),
 ]

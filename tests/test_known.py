@@ -273,8 +273,11 @@ def test_optests_check_tells_a_custom_op_its_failure_is_a_known_pytorch_bug(opte
 
     args = ["check", "--import", "known_corpus", "--samples", "known_corpus:samples", "optests_known::exp"]
     args += ["--transforms", "backward", "--json", "out.json"]
-    done = optests_cli(args, tmp_path)
-    assert done.returncode == 1, done.stdout + done.stderr  # exit codes do not change
+    grouped = optests_cli(args, tmp_path)  # one block for the cause, named as the known bug
+    assert grouped.returncode == 1, grouped.stdout + grouped.stderr  # exit codes do not change
+    assert f"1. 2 samples: {TOLD}\n   ops optests_known::exp; modes static, dynamic;" in grouped.stdout, grouped.stdout
+    done = optests_cli([*args, "-v"], tmp_path)  # every finding
+    assert done.returncode == 1, done.stdout + done.stderr
     findings = done.stdout.split("\n[backward] grad of args[0] (second order)=None")[1:]
     assert len(findings) == 2  # static and dynamic: each says so, before its repro
     assert all(f"\n    {TOLD}\n" in finding.split("\n    repro: ")[0] for finding in findings)

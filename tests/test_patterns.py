@@ -206,7 +206,7 @@ def test_optests_check_applies_every_pattern_by_default(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
 
     def check(op: str, func: str, *extra: str) -> subprocess.CompletedProcess[str]:
-        command = [str(BIN / "optests"), "check", op, "--import", "psamples", "--samples", f"psamples:{func}", *extra]
+        command = [str(BIN / "optests"), "check", op, "-v", "--import", "psamples", "--samples", f"psamples:{func}", *extra]
         return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
 
     bad = check("optests_pcorpus::times3", "times3", "--json", "out.json")
