@@ -82,6 +82,7 @@ CALL_PATTERNS: dict[str, str] = {  # the function called, or its outputs used, o
     "out": "optests._patterns.out:OUT",
     "subclass": "optests._patterns.subclass:SUBCLASS",
     "autocast": "optests._patterns.autocast:AUTOCAST",
+    "sequence": "optests._patterns.sequence:SEQUENCE",
     "func": "optests._patterns.func:FUNC",
     "checkpoint": "optests._patterns.checkpoint:CHECKPOINT",
     "hooks": "optests._patterns.hooks:HOOKS_PATTERN",
