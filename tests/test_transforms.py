@@ -328,6 +328,8 @@ def _check(case: Bug | Correct, d: Derived | None, dynamic: bool) -> optests.Che
         args, kwargs = case.make()
         return optests.run_check(case.func, args, kwargs, dynamic, try_check_data_specialization=True, **options)
     options["check_gradients"] = d.check_gradients(options.get("check_gradients", True))
+    if d.pattern:  # ``special``'s samples are judged by its pattern (NaN equal to NaN, signed zeros)
+        options["pattern"] = d.pattern
     return optests.run_check(case.func, d.args, d.kwargs, dynamic, try_check_data_specialization=True, **options)
 
 
@@ -457,8 +459,10 @@ def test_drawn_sizes_do_not_depend_on_the_code_around_the_run(tmp_path: Path) ->
         ("transposed", False),  # its samples are always named with their index
         ("grad-subset-7", True),
         ("grad-subset", False),
-        ("tangents-2", True),
-        ("tangents-3", False),  # tangents has three patterns
+        ("tangents-3", True),
+        ("tangents-4", False),  # tangents has four patterns
+        ("special-8", True),
+        ("special-9", False),
         ("outputs", True),
         ("outputs-0", False),
         ("out-3", True),
