@@ -120,6 +120,14 @@ def _bound(sample: Sample, integers: list[torch.Tensor]) -> int:
 
 
 def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
+    """Special values in the inputs, one kind a sample: 0, NaN; 1, +-infinity; 2, signed zeros;
+    3, subnormals; 4, values just below and above integers and half-integers (floor, round,
+    division, casts); 5, the dtype's extremes (integer overflow too); 6 to 8, an index out of range,
+    -1, and a negative index out of range, as the last element of each integer input. Floating
+    kinds fill every other element of each floating input (the next input shifted by one).
+    Judged as eager is: NaN where eager has NaN, zeros of eager's sign, and where eager raises
+    the compiled call must raise (else a ``forward`` finding; not applicable where both raise);
+    gradients are not checked (special values sit where derivatives are conventions)."""
     made: dict[int, Made] = {}
     index_values: dict[int, int] = {}
     floats = [pos for pos in sample.inputs if _is_float(sample.tensor(pos)) and sample.tensor(pos).numel()]

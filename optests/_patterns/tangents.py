@@ -1,6 +1,8 @@
 """``tangents``: the gradients taken with explicit ``grad_outputs``, the same for eager and
 compiled: seeded random values (not the constant +-1 of ``sum().abs()``), in a layout that differs
-from the outputs' (transposed, channels_last for 4-D, non-dense for 1-D), or expanded (stride 0).
+from the outputs' (transposed, channels_last for 4-D, non-dense for 1-D), or expanded (stride 0);
+and (3, derived where the op returns an output of 3 or more dims) each such output's tangent with
+its last two dims transposed in memory, which a 4-D output's channels_last (1) never is.
 Autograd accepts a tangent of any layout, so a backward that fails in eager on one is a finding
 at ``backward`` (compiled code restrides tangents, and hides it)."""
 
