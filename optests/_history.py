@@ -121,6 +121,10 @@ MIGRATIONS: list[str | Callable[[sqlite3.Cursor], None]] = [
     """
     ALTER TABLE runs ADD COLUMN backends TEXT NOT NULL DEFAULT 'aot_eager'
     """,
+    # 7: a failure's cause (results schema 4); the outcomes stored before have it made when read
+    """
+    ALTER TABLE outcomes ADD COLUMN cause TEXT NOT NULL DEFAULT ''
+    """,
 ]
 
 
@@ -227,10 +231,13 @@ def fingerprint(env: Mapping[str, str], records: Sequence[SampleResult]) -> str:
     """The sha256 of a run: its environment and every field of its records, sorted by id. A field
     added to results after version 1 counts only where it holds more than its default, so a run
     ingested before it existed hashes the same."""
-    later = [f for f in FIELDS if f.since > 1]
+    later = [f for f in FIELDS if f.since > 1 and not f.derived]
+    derived = [f.name for f in FIELDS if f.derived]
     h = hashlib.sha256(json.dumps(dict(env), sort_keys=True).encode())
     for r in sorted(records, key=lambda r: r.id):
         d = r.to_json()
+        for name in derived:
+            d.pop(name, None)
         for f in later:
             if d.get(f.name, f.default) == f.default:
                 d.pop(f.name, None)

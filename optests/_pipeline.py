@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._causes import by_name, said
 from ._findings import CheckResult, Outcome, Stage, Verdict
 from ._key import SampleKey, Scope, op_id, transform_name
 from .errors import DerivationError as DerivationError
@@ -633,6 +634,8 @@ def judge(record: SampleResult, report: str, registry: Registry, registry_name: 
     else:
         head = report
         how = f"Not in the expected-failures registry ({registry_name}). If this failure is expected, record it"
+    if by_name(record.cause) is not None:
+        head = f"{head}\n{said(record.cause)}"
     return Judged(judged, entry, head, how)
 
 

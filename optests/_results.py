@@ -29,9 +29,10 @@ from .errors import ResultsError as ResultsError
 
 #: 2 added ``tolerance`` to records and ``complete`` to the file; 3 added ``transform`` to records
 #: (the input transform that derived the sample) and ``backend`` (the compile step, written where it is not
-#: aot_eager). Files of versions 1 and 2 still read.
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+#: aot_eager); 4 added ``cause`` (a failure's, :mod:`optests._causes`; a record of an older file that
+#: failed has it made from its message). Files of versions 1 to 3 still read.
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 KIND = "optests-results"
 #: A results file being written: JSON lines, a header then one record a line (see Journal).
 JOURNAL_KIND = "optests-results-journal"
@@ -53,12 +54,19 @@ class SampleResult:
     #: Tolerances beyond ``assert_close``'s defaults that judged it: the OpInfo's own
     #: ``toleranceOverride``, or differences put down to float32 rounding (see the check).
     tolerance: str = ""
+    #: What the failure is an instance of (:mod:`optests._causes`): a known PyTorch bug's name or
+    #: a signature; "" for a record that did not fail. Made from the other fields where not given.
+    cause: str = ""
     #: ``key.id``, made once: tools that sort, match and store a million records ask for it often.
     _id: str = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_id", self.key.id)
-        for name in ("message", "tolerance"):  # texts that come from exceptions: they may hold anything
+        if not self.cause and self.outcome is Outcome.FAILED:
+            from ._causes import cause
+
+            object.__setattr__(self, "cause", sys.intern(cause(self.key, self.outcome, self.stage, self.message)))
+        for name in ("message", "tolerance", "cause"):  # texts that come from exceptions: they may hold anything
             text = getattr(self, name)
             if not text.isascii():
                 object.__setattr__(self, name, _writable(text))
@@ -165,6 +173,9 @@ class Field:
     #: Left out of results files where it holds its default (a file without it means the
     #: default): files of runs that do not use the field keep the bytes they had before it.
     omit_default: bool = False
+    #: Made from the other fields (and what optests knows), not observed: left out of the
+    #: history's fingerprint, so that a run ingested again hashes the same whatever optests knew.
+    derived: bool = False
 
 
 def _same(value: Any) -> Any:
@@ -272,6 +283,8 @@ FIELDS: tuple[Field, ...] = (
     Field("verdict", "record", False, "", _choice([v.value for v in Verdict], ""), *_enum(Verdict, ""), "outcomes.verdict"),
     _words("tolerance", "record", False, "", column="outcomes.tolerance", since=2),
     Field("backend", "key", False, DEFAULT_BACKEND, _backend, _same, sys.intern, "cases.backend", since=3, omit_default=True),
+    # made from the fields above (and the catalog of known bugs): not part of what a run is
+    _words("cause", "record", False, "", column="outcomes.cause", since=4, omit_default=True, derived=True),
 )
 FIELD_NAMES = frozenset(f.name for f in FIELDS)
 #: What ``from_json`` does with each field, unpacked once: a million records are read in a loop.

@@ -346,7 +346,7 @@ def _truncated(path: Path) -> None:
     [
         (lambda p: p.write_bytes(b"this is not sqlite" * 100), "not a usable optests history database (file is not a database)"),
         (_foreign, "not an optests history database (its tables: accounts)"),
-        (_newer, "schema version 99 is newer than this optests knows (6); upgrade optests"),
+        (_newer, "schema version 99 is newer than this optests knows (7); upgrade optests"),
         (_truncated, "not a usable optests history database (database disk image is malformed)"),
     ],
     ids=["garbage", "foreign", "newer", "half-written"],
@@ -401,6 +401,7 @@ def test_a_history_from_before_transforms_reads_on(tmp_path: Path) -> None:
 def _downgrade(path: Path, version: int) -> None:
     """Undo the migrations after ``version``, as the optests of that schema left its databases."""
     undo = {
+        7: ["ALTER TABLE outcomes DROP COLUMN cause"],
         6: ["ALTER TABLE runs DROP COLUMN backends"],
         5: ["ALTER TABLE cases DROP COLUMN backend"],
         4: ["ALTER TABLE outcomes DROP COLUMN tolerance"],

@@ -270,8 +270,8 @@ R.json:2:4: not valid JSON: Expecting value""",
     def test_strict_reading(self) -> None:
         good = tempfile_results()
         cases: dict[str, Callable[[str], str]] = {
-            "schema-true": lambda t: t.replace('"schema_version": 3', '"schema_version": true'),
-            "schema-float": lambda t: t.replace('"schema_version": 3', '"schema_version": 3.0'),
+            "schema-true": lambda t: t.replace('"schema_version": 4', '"schema_version": true'),
+            "schema-float": lambda t: t.replace('"schema_version": 4', '"schema_version": 4.0'),
             "duplicate-samples": lambda t: t.replace('"samples": [', '"samples": [], "samples": [', 1),
             "arabic-indic-digit": lambda t: t.replace("sin-sample0", "sin-sample\u0660"),
         }
@@ -287,8 +287,8 @@ R.json:2:4: not valid JSON: Expecting value""",
         self.assertExpectedInline(
             "\n".join(lines),
             """\
-schema-true.json: schema_version True is not supported (this optests reads 1, 2, 3)
-schema-float.json: schema_version 3.0 is not supported (this optests reads 1, 2, 3)
+schema-true.json: schema_version True is not supported (this optests reads 1, 2, 3, 4)
+schema-float.json: schema_version 4.0 is not supported (this optests reads 1, 2, 3, 4)
 duplicate-samples.json: duplicate JSON key 'samples'
 arabic-indic-digit.json: samples[0]: id='dynamic-float32-cpu-sin-sample\u0660', but expected 'dynamic-float32-cpu-sin-sample0', as its op, variant, mode, dtype, device and sample make it""",
         )

@@ -27,6 +27,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # torch-free: what results, the registry and the reports are made of, and the stores
     "vocabulary and stores": (
         "optests",
+        "optests._causes",
         "optests._diff",
         "optests._dashboard",
         "optests._durations",
@@ -37,6 +38,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "optests._history",
         "optests._imports",
         "optests._json",
+        "optests._known",
         "optests._key",
         "optests._registry",
         "optests._results",

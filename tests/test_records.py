@@ -35,6 +35,7 @@ EXAMPLE: dict[str, Any] = {
     "verdict": "unexpected_failure",
     "tolerance": "OpInfo toleranceOverride(atol=0.005, rtol=0.0001)",
     "backend": "inductor",
+    "cause": "metadata/transposed/inductor: out.stride()=(N...), but expected (N...)",
 }
 
 
@@ -96,7 +97,7 @@ def test_committed_results_are_rewritten_as_the_whole_file_writer_wrote_them(tmp
         "environment": env,
         "kind": "optests-results",
         "samples": [r.to_json() for r in sorted(records, key=lambda r: r.id)],
-        "schema_version": 3,
+        "schema_version": 4,
     }
     text = json.dumps(whole, indent=2, sort_keys=True, allow_nan=False) + "\n"  # write_json_atomic's way
     for name, expected in (("r.json", text.encode()), ("r.json.gz", gzip.compress(text.encode(), mtime=0))):
@@ -107,7 +108,7 @@ def test_committed_results_are_rewritten_as_the_whole_file_writer_wrote_them(tmp
 
 def test_an_empty_run_is_written_as_before(tmp_path: Path) -> None:
     write(tmp_path / "r.json", [], ENV)
-    whole = {"complete": True, "environment": ENV, "kind": "optests-results", "samples": [], "schema_version": 3}
+    whole = {"complete": True, "environment": ENV, "kind": "optests-results", "samples": [], "schema_version": 4}
     assert (tmp_path / "r.json").read_text() == json.dumps(whole, indent=2, sort_keys=True) + "\n"
 
 

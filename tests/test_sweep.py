@@ -17,7 +17,7 @@ FIXTURES = Path(__file__).resolve().parent / "sweep_fixtures"
 
 def _records(path: Path) -> list[dict[str, object]]:
     data = json.loads(path.read_text())
-    assert data["schema_version"] == 3 and data["kind"] == "optests-results"
+    assert data["schema_version"] == 4 and data["kind"] == "optests-results"
     assert {"torch", "python", "optests"} <= set(data["environment"])
     return list(data["samples"])
 

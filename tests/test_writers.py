@@ -461,7 +461,7 @@ def test_a_forked_child_does_not_keep_the_journal_s_lock(tmp_path: Path) -> None
 
 def _journal_of(where: Path, records: list[dict[str, object]], env: dict[str, str], cut: str = "") -> None:
     """The journal a killed sweep leaves: its header, ``records``, then a line cut off mid-write."""
-    lines = [json.dumps({"kind": "optests-results-journal", "schema_version": 3, "environment": env})]
+    lines = [json.dumps({"kind": "optests-results-journal", "schema_version": 4, "environment": env})]
     lines += [json.dumps(r) for r in records]
     (where / "r.json.partial").write_text("\n".join(lines) + "\n" + cut)
 
