@@ -165,6 +165,22 @@ def test_out_replaces_a_sample_s_own_out_keyword_a_tensor_or_a_tuple() -> None:
     assert own.kwargs["out"] is own.args[0]
 
 
+# -- tangents-3: named where an input has 3 or more dims, derived where an output has --------------------
+
+
+def test_tangents_3_is_named_for_inputs_and_derived_for_outputs_of_three_dims() -> None:
+    flat, deep = torch.randn(3, 4, requires_grad=True), torch.randn(2, 3, 4, requires_grad=True)
+    assert suffixes("tangents", [flat], {}) == ["tangents-0", "tangents-1", "tangents-2"]
+    assert suffixes("tangents", [deep], {})[-1] == "tangents-3"
+    (made,) = [d for d in derive("tangents", [deep], {}, origin=Base(torch.sin, [deep], {}, True)) if d.suffix == "tangents-3"]
+    assert torch.equal(made.args[0], deep)
+    assert "tangents-3" not in [d.suffix for d in derive("tangents", [deep], {}, origin=Base(torch.sum, [deep], {}, True))]
+    from optests._patterns.tangents import _tangent
+
+    t = _tangent(torch.empty(2, 3, 4, 5), 0, 3)
+    assert t.shape == (2, 3, 4, 5) and t.stride() == (60, 20, 1, 4)  # the last two dims swapped in memory
+
+
 # -- check_op with every backend, its other arguments at their defaults ----------------------------------
 
 

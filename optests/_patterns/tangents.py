@@ -1,7 +1,7 @@
 """``tangents``: the gradients taken with explicit ``grad_outputs``, the same for eager and
 compiled: seeded random values (not the constant +-1 of ``sum().abs()``), in a layout that differs
 from the outputs' (transposed, channels_last for 4-D, non-dense for 1-D), or expanded (stride 0);
-and (3, derived where the op returns an output of 3 or more dims) each such output's tangent with
+and (3, derived where an input and an output have 3 or more dims) each such output's tangent with
 its last two dims transposed in memory, which a 4-D output's channels_last (1) never is.
 Autograd accepts a tangent of any layout, so a backward that fails in eager on one is a finding
 at ``backward`` (compiled code restrides tangents, and hides it)."""
@@ -78,9 +78,15 @@ def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     if not differentiable(sample):
         return {}
     made = {i: same(sample, f"grad_outputs: {what}") for i, what in enumerate(LAYOUTS)}
-    if not _has_output_of_three_dims(sample):
+    if not (_has_input_of_three_dims(sample) and _has_output_of_three_dims(sample)):
         del made[_LAST_TWO]
     return made
+
+
+def _has_input_of_three_dims(sample: Sample) -> bool:
+    """Where ``tangents-3`` is named (without calling the op): a tensor input of 3 or more dims.
+    An op that makes such an output from inputs of fewer dims (``unsqueeze``) is not given it."""
+    return any(sample.tensor(pos).dim() >= 3 for pos in sample.inputs)
 
 
 def _has_output_of_three_dims(sample: Sample) -> bool:
@@ -99,9 +105,11 @@ def _has_output_of_three_dims(sample: Sample) -> bool:
 
 
 def _indices(sample: Sample) -> list[int]:
-    """What it derives, named without calling the op: every layout where the sample has gradients
-    (3, where no output has 3 or more dims, is then not applicable)."""
-    return list(range(len(LAYOUTS))) if differentiable(sample) else []
+    """What it derives, named without calling the op: every layout where the sample has gradients,
+    3 only where an input has 3 or more dims (not applicable where no output has)."""
+    if not differentiable(sample):
+        return []
+    return list(range(len(LAYOUTS))) if _has_input_of_three_dims(sample) else [i for i in range(len(LAYOUTS)) if i != _LAST_TWO]
 
 
 TANGENTS = Transform(_derive, pattern=Tangents, indices=_indices, count=len(LAYOUTS))
