@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from optests import Outcome, Stage  # noqa: E402
+from optests import Outcome, Stage, Verdict  # noqa: E402
 from optests._dashboard import build  # noqa: E402
 from optests._history import History  # noqa: E402
 from optests._results import SampleResult, read  # noqa: E402
@@ -45,10 +45,16 @@ def nights(base: list[SampleResult], n: int, flips: int, seed: int = 0) -> Itera
             r = current[i]
             if r.outcome is Outcome.PASSED:
                 current[i] = dataclasses.replace(
-                    r, outcome=Outcome.FAILED, stage=Stage.FORWARD, message=f"synthetic finding {rng.random():.6f}"
+                    r,
+                    outcome=Outcome.FAILED,
+                    stage=Stage.FORWARD,
+                    message=f"synthetic finding {rng.random():.6f}",
+                    verdict=Verdict.UNEXPECTED_FAILURE,
+                    cause="",
                 )
             elif r.outcome is Outcome.FAILED:
-                current[i] = dataclasses.replace(r, outcome=Outcome.PASSED, stage=None, message="")
+                fixed = Verdict.UNEXPECTED_PASS if r.verdict is Verdict.XFAILED else Verdict.PASSED
+                current[i] = dataclasses.replace(r, outcome=Outcome.PASSED, stage=None, message="", verdict=fixed, cause="")
         current = [dataclasses.replace(r, duration=r.duration * rng.uniform(0.9, 1.1)) for r in current]
         yield current
 

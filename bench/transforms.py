@@ -4,6 +4,9 @@
                                                     # dynamic, every transform and pattern, -n 2
     python bench/transforms.py --transforms tangents,backward
                                                     # the same, deriving only with these (the base is always run)
+    python bench/transforms.py --transforms sequence --ops sin,add,sum,matmul,nn.functional.relu --select first:2
+                                                    # one pattern over a few ops (the first two samples of
+                                                    # each): its cost as a ratio of the base check's
     python bench/transforms.py --ops abs,gather,bmm,floor_divide --transforms special,tangents,out --by-index
                                                     # a few ops, each index of a transform priced alone
                                                     # (tangents-3 beside tangents-0 to -2, special-0 to -8)
@@ -44,12 +47,13 @@ from optests._key import CALL_PATTERNS, transform_name  # noqa: E402
 from optests._results import SampleResult, merge_files  # noqa: E402
 
 
-def run_subset(out: Path, workers: int, transforms: str = "all", ops: str = SUBSET) -> float:
-    """The subset (or ``ops``) swept with ``transforms`` (and patterns) into ``out``; its wall time."""
+def run_subset(out: Path, workers: int, transforms: str = "all", ops: str = SUBSET, select: str = "all") -> float:
+    """The subset (or ``ops``; ``select``: which of their samples) swept with ``transforms`` (and
+    patterns) into ``out``; its wall time."""
     command = [
         *(sys.executable, "-m", "pytest", "opinfo_sweeps", "-q", "-p", "no:cacheprovider", "-n", str(workers)),
         *(f"--optests-ops={ops}", "--optests-modes=static,dynamic", f"--optests-transforms={transforms}"),
-        f"--optests-results={out}",
+        *(f"--optests-select={select}", f"--optests-results={out}"),
     ]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -118,9 +122,8 @@ def main() -> int:
     ap.add_argument(
         "--transforms", default="all", help="what the run derives with, as --optests-transforms takes it (default all)"
     )
-    ap.add_argument(
-        "--ops", default=SUBSET, help="the ops to sweep, as --optests-ops takes them (default: bench/speed.py's subset)"
-    )
+    ap.add_argument("--ops", default=SUBSET, help="op globs, comma-separated (default: the subset of bench/speed.py)")
+    ap.add_argument("--select", default="all", help="which samples of each op, as --optests-select takes it (default all)")
     ap.add_argument(
         "--by-index", action="store_true", help="a row per index of a transform (tangents-3, special-0), not per transform"
     )
@@ -133,7 +136,7 @@ def main() -> int:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "results.json"
-            wall = run_subset(out, args.workers, args.transforms, args.ops)
+            wall = run_subset(out, args.workers, args.transforms, args.ops, args.select)
             _, records, _ = merge_files([out])
     try:
         print("\n".join(report(records, wall, args.workers, args.by_index)))

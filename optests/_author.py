@@ -23,7 +23,7 @@ from ._backends import refuse_modes
 from ._check import one_intra_op_thread
 from ._env import CompileCache, parse_compile_cache
 from ._findings import CheckResult, Verdict
-from ._key import DTYPES, MODES, Mode, SampleKey, op_id
+from ._key import DEFAULT_BACKEND, DTYPES, MODES, Mode, SampleKey, op_id
 from ._pipeline import (
     Base,
     DeadBases,
@@ -373,6 +373,7 @@ def run_planned(
     timeout: float = AUTHOR_DEFAULTS.timeout,
     isolated: bool = True,
     shrink: bool = False,
+    shrink_alike: bool = False,
     derived_after_death: bool = AUTHOR_DEFAULTS.derived_after_death,
     dead: DeadBases | None = None,
     judged_by: _registry.Registry | None = None,
@@ -390,7 +391,8 @@ def run_planned(
     call's alone). Where a child cannot be forked (CUDA is initialized), the checks run in this
     process. With ``shrink``, a ``resized`` finding is also shrunk to the smallest sizes that fail
     at its stage (:attr:`SampleCheck.shrunk`, for a repro script); its result is the finding as
-    found. First each backend is preflighted (:func:`optests._backends.preflight`): one that
+    found. With ``shrink_alike``, a failure of a sample as made (no transform) is shrunk the same
+    way to smaller sizes whose failure has the same cause (:func:`_shrink_alike`). First each backend is preflighted (:func:`optests._backends.preflight`): one that
     cannot run on this machine is an :class:`AuthorError`, not a finding on every sample."""
     from ._backends import BackendUnavailable, preflight
 
@@ -405,8 +407,9 @@ def run_planned(
         """The check of one planned sample, and what the caller needs of it."""
         p = planned[position]
         assert p.base is not None
-        shrinks = shrink and shrinkable(p.key.transform)
-        return run_child(p.key, p.base, inputs=True, shrink=_shrink if shrinks else None)
+        if shrink and shrinkable(p.key.transform):
+            return run_child(p.key, p.base, inputs=True, shrink=_shrink)
+        return run_child(p.key, p.base, inputs=True, shrink=_shrink_alike if shrink_alike and not p.key.transform else None)
 
     dead = dead if dead is not None else DeadBases("--derived-after-death (derived_after_death=True)")
     runner = _runner.IsolatedRunner(_one_thread(work), fit=_state.fit) if isolated and to_run and _runner.fork_is_safe() else None
@@ -475,6 +478,29 @@ def _shrink(key: SampleKey, base: Base, result: CheckResult) -> tuple[Sample, st
     return (args, kwargs), smallest.description
 
 
+def _shrink_alike(key: SampleKey, base: Base, result: CheckResult) -> tuple[Sample, str] | None:
+    """A failure of a sample as made, shrunk: the smallest sizes (replaced consistently across the
+    inputs, as ``resized`` replaces them) whose failure has the same cause
+    (:mod:`optests._causes`), as inputs and a description; None if none with fewer input elements
+    is found. Runs where the check ran (the isolated child)."""
+    from ._causes import cause
+    from ._pipeline import input_elements
+    from ._transforms import shrink_resized
+
+    wanted = cause(key, result.outcome, result.stage, result.message)
+
+    def fails(d: Derived) -> bool:
+        candidate = dataclasses.replace(base, args=list(d.args), kwargs=d.kwargs, redraw=None)
+        got = check(key, candidate).result
+        return cause(key, got.outcome, got.stage, got.message) == wanted
+
+    smallest = shrink_resized(base.args, base.kwargs, fails, seed=key.sample or 0, max_examples=SHRINK_EXAMPLES)
+    if smallest is None or input_elements((smallest.args, smallest.kwargs)) >= input_elements((base.args, base.kwargs)):
+        return None
+    args, kwargs = portable_value((list(smallest.args), dict(smallest.kwargs)))
+    return (args, kwargs), smallest.description
+
+
 def check_target(
     target: Target,
     samples: Sequence[Sample] | None,
@@ -501,6 +527,48 @@ def check_target(
         target, planned, timeout=timeout, isolated=isolated, shrink=shrink, derived_after_death=derived_after_death,
         judged_by=judged_by, registry_name=registry_name,
     )  # fmt: skip
+
+
+def repro_name(c: SampleCheck) -> str:
+    """The file name (without ``.py``) of a check's repro script: its op, mode, dtype, sample,
+    transform and backend, as a file name may hold them."""
+    name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
+    name += f"-{c.key.transform}" if c.key.transform else ""
+    name += "".join(ch if ch.isalnum() else "_" for ch in f"-{c.key.backend}") if c.key.backend != DEFAULT_BACKEND else ""
+    return name
+
+
+def write_repro(directory: Path, target: Target, c: SampleCheck, imports: Sequence[str] = ()) -> Path:
+    """Write the standalone repro script of a finding (:func:`optests._repro.write_standalone`)
+    into ``directory``: the check's own options, the sample as it was checked (a ``resized``
+    finding's shrunk sizes, where found), the OpInfo's op found by its source unless the check
+    compiled another callable. Returns its path; an ``OSError`` where it cannot be written."""
+    from . import _repro
+
+    error = c.result.error
+    assert error is not None
+    inputs = c.shrunk[0] if c.shrunk is not None else c.inputs
+    own = c.func is None or c.func is target.func
+    override = _opinfo_func_source(target.opinfo) if own and hasattr(target.opinfo, "sample_inputs") else None
+    # the check's own options, and the sample as it was: for a randomized finding the script
+    # makes the same random data from it
+    options = error.options or {
+        "dynamic": c.mode.dynamic,
+        "disable_functionalization": not c.mode.functionalized,
+        "check_gradients": c.check_gradients,
+    }
+    return _repro.write_standalone(
+        directory, repro_name(c), c.func or target.func, inputs, options, summary=f"[{error.stage}] {error.summary}",
+        imports=imports, func_expr=override,
+    )  # fmt: skip
+
+
+def _opinfo_func_source(op: Any) -> str:
+    """An expression that finds an OpInfo's op in op_db (its ``op`` may be a lambda)."""
+    return (
+        "next(o for o in __import__('torch.testing._internal.common_methods_invocations', fromlist=['op_db']).op_db "
+        f"if (o.name, o.variant_test_name) == ({op.name!r}, {op.variant_test_name!r})).op"
+    )
 
 
 def registry_of(path: str | Path | None) -> tuple[list[_registry.Entry], str]:

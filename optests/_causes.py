@@ -78,7 +78,7 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _DTYPE = re.compile(
     r"\b(?:torch\.)?(?:b?float(?:8_\w+|16|32|64)|u?int(?:1|2|4|8|16|32|64)|complex(?:32|64|128)|half|double|cfloat|cdouble)\b"
 )
-_NUMBER = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b")
+_NUMBER = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?|-?\b(?:nan|inf)\b")
 # a list of numbers, not an index (``args[N]`` stays)
 _FLAT_LIST = re.compile(r"(?<![\w\]])([\[(])\s*N(?:\.\.\.)?(?:\s*,\s*N(?:\.\.\.)?)*\s*,?\s*([\])])")
 _NESTED_LIST = re.compile(r"([\[(])\s*[\[(]N\.\.\.[\])](?:\s*,\s*[\[(]N\.\.\.[\])])*\s*,?\s*([\])])")

@@ -14,7 +14,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ._causes import said
 from ._findings import Outcome, Stage
+from ._grouped import Group, group, listed
 from ._results import SampleResult
 from ._sanitize import printable
 
@@ -51,6 +53,12 @@ TITLES = {
 #: Added and removed samples are listed per op and mode with counts, not one by one: a new mode
 #: adds tens of thousands of them.
 _COUNTED = (Kind.ADDED, Kind.REMOVED)
+#: The kinds of change with a failure on some side: ``--by cause`` groups them by its cause.
+CAUSED = (Kind.NEW_FAILURE, Kind.FIX, Kind.STAGE_CHANGE)
+#: How reports group changes: by op and mode (a line per sample), or by cause (a block per cause).
+GROUPINGS = ("op", "cause")
+#: How many sample ids a cause's block names.
+_IDS_SHOWN = 3
 
 
 def _status(r: SampleResult) -> tuple[Outcome, Stage | None]:
@@ -82,6 +90,14 @@ class Change:
         return f"{_describe(self.old)} -> {_describe(self.new)}"
 
     @property
+    def failing(self) -> SampleResult | None:
+        """The record that failed: the new one, or the old one for a fix; None if neither did."""
+        for r in (self.new, self.old):
+            if r is not None and r.outcome is Outcome.FAILED:
+                return r
+        return None
+
+    @property
     def message(self) -> str:
         """The failure message that matters: the new one, or the old one for a fix."""
         for r in (self.new, self.old):
@@ -103,6 +119,14 @@ class RunDiff:
     @property
     def regressions(self) -> list[Change]:
         return self.of(Kind.NEW_FAILURE)
+
+    def by_cause(self, kind: Kind) -> list[tuple[Group, dict[str, Change]]]:
+        """Changes of one kind by the cause of their failing side (the new record's, or the old
+        one's for a fix), largest cause first; each group with its changes by id. Only the kinds
+        with a failure on some side (:data:`CAUSED`) have causes."""
+        changes = {c.record.id: c for c in self.of(kind)}
+        failing = [c.failing for c in changes.values() if c.failing is not None]
+        return [(g, {r.id: changes[r.id] for r in g.records}) for g in group(failing, by_verdict=False)]
 
     def counts(self) -> Counter[Kind]:
         return Counter(c.kind for c in self.changes)
@@ -183,7 +207,10 @@ def summary_line(d: RunDiff) -> str:
     return ", ".join(f"{counts[k]} {TITLES[k].lower()}" for k in Kind) + f"; {d.unchanged} unchanged"
 
 
-def render_text(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, str], new_env: Mapping[str, str]) -> str:
+def render_text(
+    d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, str], new_env: Mapping[str, str], by: str = "op"
+) -> str:
+    """The diff as text; ``by="cause"``: the changes of the :data:`CAUSED` kinds one block per cause."""
     lines = [
         f"old: {old_name} ({_label(old_env, d.old_count)})",
         f"new: {new_name} ({_label(new_env, d.new_count)})",
@@ -194,6 +221,16 @@ def render_text(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, 
         if not groups:
             continue
         lines += ["", f"{TITLES[kind]} ({len(d.of(kind))}):"]
+        if by == "cause" and kind in CAUSED:
+            for g, changes_of in d.by_cause(kind):
+                transitions = Counter(c.transition for c in changes_of.values())
+                lines.append(f"  {g.count} sample{'s' if g.count != 1 else ''}: {said(g.cause)}")
+                lines.append(f"    {g.spans_line()}")
+                lines.append(
+                    f"    {', '.join(f'{n} {t}' for t, n in sorted(transitions.items(), key=lambda kv: (-kv[1], kv[0])))}"
+                )
+                lines.append(f"    e.g. {listed([r.id for r in g.records], _IDS_SHOWN)}")
+            continue
         for (op, mode), changes in groups.items():
             if kind in _COUNTED:
                 lines.append(f"  {op} {mode}: {len(changes)} samples ({_counted(changes)})")
@@ -209,7 +246,10 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
 
 
-def render_markdown(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, str], new_env: Mapping[str, str]) -> str:
+def render_markdown(
+    d: RunDiff, old_name: str, new_name: str, old_env: Mapping[str, str], new_env: Mapping[str, str], by: str = "op"
+) -> str:
+    """The diff as markdown (a PR comment); ``by="cause"``: the :data:`CAUSED` kinds a row per cause."""
     regressions = len(d.regressions)
     head = ":x:" if regressions else ":white_check_mark:"
     lines = [
@@ -234,7 +274,14 @@ def render_markdown(d: RunDiff, old_name: str, new_name: str, old_env: Mapping[s
             f"<details{' open' if kind is Kind.NEW_FAILURE else ''}><summary><b>{TITLES[kind]}</b> ({len(d.of(kind))})</summary>",
             "",
         ]
-        if kind in _COUNTED:
+        if by == "cause" and kind in CAUSED:
+            lines += ["| cause | samples | spans | e.g. |", "|---|---:|---|---|"]
+            for g, _ in d.by_cause(kind):
+                lines.append(
+                    f"| {_md_escape(said(g.cause))} | {g.count} | {_md_escape(g.spans_line())} | "
+                    f"{_md_escape(listed([r.id for r in g.records], _IDS_SHOWN))} |"
+                )
+        elif kind in _COUNTED:
             lines += ["| op | mode | samples |", "|---|---|---|"]
             lines += [f"| `{_md_escape(op)}` | {mode} | {len(cs)} ({_counted(cs)}) |" for (op, mode), cs in groups.items()]
         else:
@@ -264,9 +311,22 @@ def change_json(c: Change) -> dict[str, Any]:
             "transform": c.record.transform, "kind": c.kind.value, "old": side(c.old), "new": side(c.new)}  # fmt: skip
 
 
-def to_json(d: RunDiff) -> dict[str, Any]:
-    return {"summary": summary_json(d), "changes": [change_json(c) for c in d.changes]}
+def causes_json(d: RunDiff) -> list[dict[str, Any]]:
+    """The changes of the :data:`CAUSED` kinds by cause: each with its kind, count, what it spans and its ids."""
+    return [
+        {"kind": kind.value, "cause": g.cause, "count": g.count, **g.spans(), "ids": [r.id for r in g.records]}
+        for kind in CAUSED
+        for g, _ in d.by_cause(kind)
+    ]
 
 
-def render_json(d: RunDiff) -> str:
-    return json.dumps(to_json(d), indent=2, sort_keys=True) + "\n"
+def to_json(d: RunDiff, by: str = "op") -> dict[str, Any]:
+    """The summary and every change; ``by="cause"`` adds ``causes`` (:func:`causes_json`)."""
+    out = {"summary": summary_json(d), "changes": [change_json(c) for c in d.changes]}
+    if by == "cause":
+        out["causes"] = causes_json(d)
+    return out
+
+
+def render_json(d: RunDiff, by: str = "op") -> str:
+    return json.dumps(to_json(d, by), indent=2, sort_keys=True) + "\n"

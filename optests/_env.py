@@ -39,8 +39,23 @@ def environment(date: str | None = None, compile_cache: str = "") -> dict[str, s
         "cuda": torch.version.cuda or "",
         "python": platform.python_version(),
         "platform": platform.platform(),
+        "cpu": cpu(),
         "optests": __version__,
     } | ({"compile_cache": compile_cache} if compile_cache else {})
+
+
+def cpu() -> str:
+    """The CPU's model name (``/proc/cpuinfo``'s, else what ``platform`` says), "" if unknown: the
+    floating point of some kernels (oneDNN's bfloat16) depends on it."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                name, _, value = line.partition(":")
+                if name.strip() == "model name":
+                    return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor()
 
 
 def parse_compile_cache(value: str) -> str:

@@ -556,3 +556,71 @@ class History:
                 ):
                     out[run][op] = (passed, failed)
         return out
+
+    def flagged(self, runs: Sequence[Run]) -> dict[int, Counter[tuple[str, str, str]]]:
+        """Per run id: (op id, verdict, cause) -> samples, over the samples that failed or whose
+        verdict is ``unexpected_pass`` or ``flaky`` (what the dashboard's history strips and its
+        view by cause count per night; the verdict "" where none was recorded, the cause "" where
+        the sample did not fail). Grouped in SQL on the stored verdict and cause; a run with
+        failures stored before causes were (schema 7: an empty cause) has those records read and
+        their cause made as :meth:`records` makes it."""
+        out: dict[int, Counter[tuple[str, str, str]]] = {r.id: Counter() for r in runs}
+        unstored: set[int] = set()
+        ids = [r.id for r in runs]
+        names = [f.name for f in FIELDS]
+        with self._errors():
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                marks = ", ".join("?" * len(part))
+                for run, op, variant, verdict, cause, outcome, n in self._db.execute(
+                    "SELECT o.run, c.op, c.variant, o.verdict, o.cause, o.outcome, COUNT(*) FROM outcomes o"
+                    f" JOIN cases c ON c.id = o.case_id WHERE o.run IN ({marks})"
+                    " AND (o.outcome = 'failed' OR o.verdict IN ('unexpected_pass', 'flaky'))"
+                    " GROUP BY o.run, c.op, c.variant, o.verdict, o.cause, o.outcome",
+                    part,
+                ):
+                    if outcome == "failed" and not cause:
+                        unstored.add(run)
+                    else:
+                        out[run][(f"{op}.{variant}" if variant else op, verdict, cause)] += n
+            for run in sorted(unstored):
+                rows = self._db.execute(
+                    f"SELECT {_SELECT} FROM outcomes o JOIN cases c ON c.id = o.case_id LEFT JOIN messages m ON m.id = o.message"
+                    " WHERE o.run = ? AND o.outcome = 'failed' AND o.cause = ''",
+                    (run,),
+                )
+                for row in rows:
+                    try:
+                        r = SampleResult.from_json(dict(zip(names, row)))
+                    except (ValueError, TypeError) as e:
+                        raise HistoryError(f"{self.path}: run {run}, sample {row[0]!r}: {e}; the database is damaged") from None
+                    out[run][(r.op_id, r.verdict.value if r.verdict else "", r.cause)] += 1
+        return out
+
+    def flaky_samples(self, runs: Sequence[Run]) -> list[tuple[str, int, int, str]]:
+        """The samples whose record is ``flaky`` in some of ``runs`` (those of one configuration):
+        each as (its id, the runs in which it was flaky, the runs of ``runs`` that recorded it, the
+        date of the last in which it was flaky), the most often flaky first."""
+        ids = [r.id for r in runs]
+        flaky: dict[int, list[Any]] = {}
+        with self._errors():
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                marks = ", ".join("?" * len(part))
+                for case_id, key, n, last in self._db.execute(
+                    "SELECT o.case_id, c.key, COUNT(*), MAX(r.date) FROM outcomes o JOIN cases c ON c.id = o.case_id"
+                    f" JOIN runs r ON r.id = o.run WHERE o.verdict = 'flaky' AND o.run IN ({marks}) GROUP BY o.case_id, c.key",
+                    part,
+                ):
+                    seen = flaky.setdefault(case_id, [key, 0, 0, ""])
+                    seen[1] += n
+                    seen[3] = max(seen[3], last)
+            for case_id, seen in flaky.items():
+                for i in range(0, len(ids), 500):
+                    part = ids[i : i + 500]
+                    marks = ", ".join("?" * len(part))
+                    (n,) = self._db.execute(
+                        f"SELECT COUNT(*) FROM outcomes WHERE case_id = ? AND run IN ({marks})", (case_id, *part)
+                    ).fetchone()
+                    seen[2] += n
+        return sorted(((k, n, total, last) for k, n, total, last in flaky.values()), key=lambda f: (-f[1], f[0]))

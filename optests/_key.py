@@ -83,6 +83,7 @@ CALL_PATTERNS: dict[str, str] = {  # the function called, or its outputs used, o
     "out": "optests._patterns.out:OUT",
     "subclass": "optests._patterns.subclass:SUBCLASS",
     "autocast": "optests._patterns.autocast:AUTOCAST",
+    "sequence": "optests._patterns.sequence:SEQUENCE",
 }
 DERIVATIONS = {**INPUT_TRANSFORMS, **CALL_PATTERNS}
 

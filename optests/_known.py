@@ -2,16 +2,21 @@
 be an instance of one (:class:`KnownBug`; :mod:`optests._causes` matches failures to them), its
 standalone repro in ``findings/``, the upstream issue, and the torch releases it was checked on.
 
-Each entry's ``name`` is the stem of its repro (``findings/NAME.py``). The registry's reasons that
-name a finding, the ``findings/`` directory and this catalog are checked against each other by
-``tests/test_known.py``. Bump :data:`CATALOG_VERSION` when an entry is added, removed or matches
-differently: results record the names, and the version says which catalog named them.
+Each entry's ``name`` is the stem of its repro (``findings/NAME.py``); this catalog is the
+machine-readable form of ``findings/README.md``'s table, and a new finding needs a row there, its
+script and outputs, and an entry here. ``tests/test_known.py`` checks them against each other, and
+against the registry and the committed sweep records: a failure the registry puts down to
+``findings/X.py`` has cause X, and one of cause X is put down to X (or is not expected at all).
+Write an entry's conditions from the records it must match; an entry for some ops goes before
+those for any op. Bump :data:`CATALOG_VERSION` as its comment says: results record the names, and
+the version says which catalog named them.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ._findings import Stage
@@ -54,28 +59,370 @@ class KnownBug:
         return re.compile(self.message, re.DOTALL)
 
 
-#: The catalog's version (results and reports name it beside a known cause).
-CATALOG_VERSION = 1
+#: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
+#: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
+#: or message); not for a change of its text (``what``), releases or upstream issue alone.
+CATALOG_VERSION = 2
 
-_RELEASES = ("2.13", "2.15")
+_BOTH = ("2.13", "2.15")
+_FIXED = ("2.13",)
 
-#: Every known bug; the first that matches a failure is its cause (put the narrower first).
+# what the strides, shape and dtype findings of a fake kernel say (one output, or output N)
+_TRACED_STRIDES = r"^traced out(\[\d+\])?\.stride\(\)="
+_EXPAND = r"expand: the requested shape has too few dimensions"
+_OUT_VALUES = r"^kwargs\['out'\] after the call="
+
+_M, _T, _F, _B = Stage.METADATA, Stage.TRACE, Stage.FORWARD, Stage.BACKWARD
+
+
+def _bug(
+    name: str,
+    what: str,
+    message: str,
+    stages: Iterable[Stage],
+    families: Iterable[str] | None = None,
+    ops: Iterable[str] | None = None,
+    backends: Iterable[str] | None = None,
+    releases: tuple[str, ...] = _BOTH,
+    fixed_in: str = "",
+    upstream: str = "",
+) -> KnownBug:
+    """One entry, its sets given as any iterable."""
+    return KnownBug(
+        name,
+        what,
+        message,
+        frozenset(stages),
+        None if families is None else frozenset(families),
+        None if ops is None else frozenset(ops),
+        None if backends is None else frozenset(backends),
+        releases,
+        fixed_in,
+        upstream,
+    )
+
+
+#: Every known bug; the first that matches a failure is its cause: the narrower come first (one
+#: op's kernel before a bug of the compile path that any op, a user's too, may show).
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug(
-        name="aot_double_backward_silently_dropped",
-        what="a double backward through a compiled function returns None for the second-order gradient, silently",
-        message=r"\(second order\)=None, but expected",
-        stages=frozenset({Stage.BACKWARD}),
-        releases=_RELEASES,
+    # -- one op's (or a few ops') kernels: fake kernels that predict other metadata, eager kernels
+    _bug(
+        "max_unpool2d_channels_last_strides",
+        "max_unpool2d's fake kernel predicts a contiguous output for a channels_last input",
+        _TRACED_STRIDES,
+        {_M},
+        ops={"nn.functional.max_unpool2d", "nn.functional.max_unpool2d.grad"},
+        releases=_FIXED,
+        fixed_in="2.15",
+    ),
+    _bug(
+        "batch_norm_transposed_strides",
+        "batch_norm's fake kernel predicts the input's memory order for a dense, non-contiguous input; the CPU kernel returns a contiguous output",
+        _TRACED_STRIDES,
+        {_M},
+        {"transposed"},
+        {"nn.functional.batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"},
+    ),
+    _bug(
+        "binary_broadcast_transposed_strides",
+        "a binary elementwise op with one operand broadcast and the other transposed: the fake kernel predicts other output strides than the CPU kernel",
+        _TRACED_STRIDES,
+        {_M},
+        {"transposed"},
+        {
+            "logaddexp",
+            "ldexp",
+            "copysign",
+            "div.floor_rounding",
+            "floor_divide",
+            "heaviside",
+            "logical_and",
+            "logical_or",
+            "logical_xor",
+        },
+    ),
+    _bug(
+        "pad_channels_last_strides",
+        "F.pad in reflect and replicate mode: the fake kernel predicts a contiguous output for a channels_last input",
+        _TRACED_STRIDES,
+        {_M},
+        {"transposed"},
+        {"nn.functional.pad.reflect", "nn.functional.pad.replicate"},
+    ),
+    _bug(
+        "channel_shuffle_channels_last_strides",
+        "channel_shuffle's fake kernel predicts a contiguous output for a channels_last input",
+        _TRACED_STRIDES,
+        {_M},
+        {"transposed"},
+        {"nn.functional.channel_shuffle"},
+    ),
+    _bug(
+        "dropout_backward_normal_transposed_strides",
+        "native_dropout_backward's and normal's fake kernels predict other output strides than the CPU kernels for transposed inputs",
+        _TRACED_STRIDES,
+        {_M},
+        {"transposed"},
+        {"native_dropout_backward", "normal"},
+    ),
+    _bug(
+        "multilabel_margin_loss_1d_fake_shape",
+        "multilabel_margin_loss's fake kernel gives a 1-D input with reduction='none' shape [1], the CPU kernel a 0-d tensor",
+        r"^traced out\.shape=\[1\], but expected \[\]",
+        {_M},
+        ops={"nn.MultiLabelMarginLoss.train", "nn.MultiLabelMarginLoss.eval", "nn.functional.multilabel_margin_loss"},
+    ),
+    _bug(
+        "map_noncontiguous_dynamic_error",
+        "the map (and cond) higher-order op, traced with dynamic shapes over non-dense inputs that require grad, fails an internal assertion",
+        r"vr must not be None for symbol|unhashable type: non-nested SymInt",
+        {_T},
+        {"noncontiguous"},
+        {"map.simple", "map.nested", "map.triple_nested", "cond.simple"},
+    ),
+    _bug(
+        "aot_autocast_pinv_dtype",
+        "linalg.pinv under CPU autocast returns bfloat16 in eager but float32 traced",
+        r"^traced out\.dtype=|^compiled backward=no error, but expected raised",
+        {_M, _B},
+        {"autocast"},
+        {"linalg.pinv", "linalg.pinv.hermitian"},
+    ),
+    _bug(
+        "aot_lstm_autocast_onednn_dtype",
+        "nn.LSTM under CPU autocast: what eager returns depends on the CPU's oneDNN, and AOTAutograd fails on a CPU with bfloat16 kernels",
+        r"tensors_saved_with_vc_check|could not create a primitive descriptor|^traced out(\[\d+\])?\.dtype=",
+        {_M, _T, _B, Stage.EAGER},
+        {"autocast"},
+        {"nn.LSTM.train", "nn.LSTM.eval"},
+    ),
+    _bug(
+        "aot_polygamma_inplace_not_functionalized",
+        "Tensor.polygamma_(n) cannot be traced: functionalization calls ATen's own in-place op a custom operator",
+        r"custom \(non-ATen\) operator whose output has alias annotations",
+        {_T},
+        {"inplace"},
+        {f"polygamma.polygamma_n_{n}" for n in range(5)},
+    ),
+    _bug(
+        "addbmm_inplace_resizes_self",
+        "eager's x.addbmm_(b1, b2) resizes a broadcast x to the result's shape; AOTAutograd cannot trace it",
+        _EXPAND,
+        {_T},
+        {"inplace"},
+        {"addbmm"},
+        upstream="pytorch/pytorch#56233",
+    ),
+    _bug(
+        "native_group_norm_mean_rstd_grad_dropped",
+        "eager native_group_norm drops the gradient of its mean and rstd outputs; the compiled function gives the true gradient",
+        r"^grad of .* \(out \d+ alone\)=tensor\(",
+        {_B},
+        {"backward"},
+        {"native_group_norm"},
+        releases=_FIXED,
+        fixed_in="2.15",
+    ),
+    _bug(
+        "max_pool3d_backward_channels_last_grad",
+        "eager max_pool3d's CPU backward on an unbatched input rejects a gradient in channels_last format",
+        r"^eager backward with random values in another layout as grad_outputs=raised",
+        {_B},
+        {"tangents"},
+        {"nn.functional.max_pool3d"},
+    ),
+    _bug(
+        "two_tensor_conj_bit_hfftn",
+        "a wrapper subclass (TwoTensor) loses a conjugation in eager: torch.conj sets the conjugate bit on the inner tensors, not on the wrapper",
+        r"=max abs diff ",
+        {_F, _B},
+        {"subclass"},
+        {"fft.hfftn", "fft.hfft2", "polar", "linalg.eig", "linalg.eigvals"},
+        upstream="pytorch/pytorch#130646",
+    ),
+    _bug(
+        "aot_subclass_dynamic_output_rebuild",
+        "with dynamic shapes and a TwoTensor input, AOTAutograd's generated wrapper fails to rebuild the subclass outputs",
+        r"tuple index out of range|argument 'strides' must be tuple of ints|could not match output layout with optional SymInt outputs",
+        {_T, _B},
+        {"subclass"},
+        {"sgn", "split"},
+        upstream="pytorch/pytorch#185296",
+    ),
+    _bug(
+        "put_0d_backward_data_dependent",
+        "put and take on 0-d tensors under inductor's decompositions read a value of the index while tracing the backward",
+        r"GuardOnDataDependentSymNode|DataDependentOutputException: aten\._local_scalar_dense",
+        {_T, _B},
+        ops={"put", "take"},
+        backends={"aot_eager_decomp_partition", "inductor"},
+        releases=_FIXED,
+        fixed_in="2.15",
+    ),
+    # -- out= variants of one op
+    _bug(
+        "aot_lu_out_dynamic_internal_assert",
+        "torch.lu with out= and dynamic shapes fails an internal assert on its first compiled call",
+        r"INTERNAL ASSERT FAILED at \S*python_arg_parser|dispatch_on_subclass called with NO overloaded args",
+        {_T},
+        {"out"},
+        {"lu"},
+        releases=_FIXED,
+        fixed_in="2.15",
+    ),
+    _bug(
+        "aot_svd_out_noncontiguous",
+        "torch.svd with a non-contiguous out= V, compiled: V is resized, written with other values, or the call fails",
+        r"^compiled out\[\d+\]\.shape=|^kwargs\['out'\]\[\d+\] after the call=|setStorage: .* out of bounds",
+        {_M, Stage.MUTATION, _T},
+        {"out"},
+        {"svd"},
+        releases=_FIXED,
+        fixed_in="2.15",
+    ),
+    _bug(
+        "aot_matrix_rank_out_not_written",
+        "linalg.matrix_rank(A, out=out) compiles to a call that never writes out",
+        r"^traced mutation of kwargs\['out'\]=none",
+        {Stage.MUTATION},
+        {"out"},
+        {"linalg.matrix_rank", "linalg.matrix_rank.hermitian"},
+    ),
+    _bug(
+        "aot_duplicated_mutated_input_effect_token",
+        "one tensor passed for two arguments, one of them mutated, and an op traced with an effect token: the compiled call passes no token",
+        r"tangents_token|^args\[\d+\] mutated=no, but expected yes|^args\[\d+\] after the call=",
+        {_F, Stage.MUTATION},
+        {"out"},
+        {"linalg.solve", "linalg.cholesky", "linalg.matrix_power", "linalg.inv"},
+    ),
+    _bug(
+        "matmul_vector_out_restrided",
+        "eager matmul with a 1-D first operand (and linear of a 1-D input) restrides a non-dense out= and writes past it",
+        r"^traced out\.stride\(\)=",
+        {_M},
+        {"out"},
+        {"matmul", "nn.functional.linear"},
+    ),
+    _bug(
+        "aot_batch_norm_legit_out_expand",
+        "AOTAutograd cannot trace aten._native_batch_norm_legit.out, even with out= tensors of the right size",
+        _EXPAND,
+        {_T},
+        {"out"},
+        {"_native_batch_norm_legit"},
+    ),
+    _bug(
+        "narrow_copy_out_noncontiguous",
+        "eager's CPU narrow_copy writes wrong values into an out= that is not dense",
+        _OUT_VALUES,
+        {Stage.MUTATION},
+        {"out"},
+        {"narrow_copy"},
+        upstream="pytorch/pytorch#84577",
+    ),
+    _bug(
+        "avg_pool3d_out_noncontiguous",
+        "eager's CPU avg_pool3d writes wrong values into an out= that is not dense",
+        _OUT_VALUES,
+        {Stage.MUTATION},
+        {"out"},
+        {"nn.functional.avg_pool3d"},
+        upstream="pytorch/pytorch#84577",
+    ),
+    _bug(
+        "gelu_out_noncontiguous_unwritten",
+        "eager's CPU gelu never writes an out= that is not dense and returns it unwritten",
+        r"^kwargs\['out'\] mutated=yes, but expected no",
+        {Stage.MUTATION},
+        {"out"},
+        {"nn.functional.gelu"},
+    ),
+    _bug(
+        "randn_out_dynamic_shapes",
+        "randn with out= cannot be traced with dynamic shapes: its composite kernel resizes the symbolic out= with concrete sizes",
+        r"Cannot call storage_offset\(\) on tensor with symbolic sizes/strides",
+        {_T},
+        {"out"},
+        {"randn"},
+    ),
+    # -- the compile path: any op, a user's custom op too
+    _bug(
+        "aot_double_backward_silently_dropped",
+        "a double backward through a compiled function whose backward saves no input returns None for the second-order gradient, silently",
+        # its forms: None where eager's is a tensor (zeros too), and no error where eager refuses to
+        # differentiate the backward (an ATen backward without a derivative, a custom op's backward
+        # that calls an op without an autograd formula, a once_differentiable backward)
+        r"\(second order\)=None, but expected|^compiled backward=no error, but expected raised RuntimeError: "
+        r"(derivative for \S+ is not implemented|Trying to backward through \S+ but no autograd formula was registered"
+        r"|trying to differentiate twice)",
+        {_B},
+        {"backward"},
         upstream="pytorch/pytorch#181606",
     ),
-    KnownBug(
-        name="max_unpool2d_channels_last_strides",
-        what="max_unpool2d's fake kernel predicts a contiguous output for a channels_last input",
-        message=r"^traced out\.stride\(\)=",
-        stages=frozenset({Stage.METADATA}),
-        ops=frozenset({"nn.functional.max_unpool2d", "nn.functional.max_unpool2d.grad"}),
-        releases=("2.13",),
+    _bug(
+        "aot_unused_output_grad_zeros",
+        "the gradient of one output of a multi-output compiled function w.r.t. an input that output does not use is zeros where eager's is None",
+        r"\(out \d+ alone\)=tensor\(.*, but expected None$",
+        {_B},
+        {"backward"},
+        upstream="pytorch/pytorch#131794",
+    ),
+    _bug(
+        "aot_out_resize",
+        "an out= tensor the op must resize is traced at its old shape, and the compiled call fails or writes nothing",
+        r"^traced out(\[\d+\])?\.shape=|Attempted to resize a view tensor to a larger size|setStorage: .* out of bounds"
+        r"|isIntList\(\) INTERNAL ASSERT FAILED|expand: the requested shape has too few dimensions|expand: attempting to expand"
+        r"|Dimension out of range|Attempted to set the storage of a tensor on device|^kwargs\['out'\]\[\d+\] mutated=no",
+        {_M, _T, Stage.MUTATION, Stage.RANDOMIZED},
+        {"out"},
+    ),
+    _bug(
+        "aot_inference_mode_view_requires_grad",
+        "a view output of an input that requires grad, compiled and first called under inference_mode, comes back detached",
+        r"^compiled out(\[\d+\])?\.requires_grad=False, but expected True",
+        {_M},
+        {"grad-mode"},
+    ),
+    _bug(
+        "aot_mincut_saves_mutated_input",
+        "the min-cut partitioner saves an input the function mutates in place, not its old value, so the compiled backward raises",
+        r"modified by an inplace operation",
+        {_B},
+        {"inplace"},
+        releases=_FIXED,
         fixed_in="2.15",
+        upstream="pytorch/pytorch#185497",
+    ),
+    _bug(
+        "aot_inplace_view_output_not_mutable",
+        "an output that eager returns as a plain tensor, made by an in-place view op on an intermediate, comes back as a view that refuses in-place ops",
+        r"is a view and is being modified inplace|^out\.\w+\(.*\)=raised RuntimeError, but expected no error",
+        {_F},
+        {"outputs"},
+        upstream="pytorch/pytorch#90507",
+    ),
+    _bug(
+        "aot_autocast_backward_lower_precision",
+        "a function compiled and called under autocast with the backward outside it runs its backward in lower precision than eager",
+        r"^grad of .*=max abs diff ",
+        {_B, Stage.RANDOMIZED},
+        {"autocast"},
+        upstream="pytorch/pytorch#153044",
+    ),
+    _bug(
+        "aot_duplicated_mutated_input_index_error",
+        "one tensor passed for two arguments, one of them mutated: AOTAutograd's input deduplication raises IndexError",
+        r"raised IndexError: list index out of range",
+        {_T, _B},
+        {"duplicated"},
+    ),
+    _bug(
+        "aot_subclass_dynamic_invalid_output_node",
+        "a tensor subclass input with dynamic shapes fails the joint trace: 'Node ... was invalid, but is output'",
+        r"was invalid, but is output",
+        {_T, _B},
+        {"subclass"},
+        upstream="pytorch/pytorch#164186",
     ),
 )

@@ -39,6 +39,11 @@ from ._settings import BUILTIN_DBS, KNOWN_DBS, Settings
 #: The fixture name a sweep test takes its case from.
 CASE_FIXTURE = "optests_case"
 _PROPERTY = "optests"
+#: Beside a record that fails the run: its base sample's input elements, ``[id, count]`` (the
+#: summary's block of a cause shows its smallest sample).
+_ELEMENTS = "optests_elements"
+#: How many causes the summary shows a block of; the rest are counted.
+_CAUSES_SHOWN = 10
 #: Beside a record: the record is the resumed run's, replayed (``--optests-resume``), not checked.
 _REPLAYED = "optests_replayed"
 #: The key under which an xdist worker sends the controller the case ids it deselected.
@@ -135,6 +140,8 @@ class Sweep:
         self.config = config
         self.settings = settings
         self.results: dict[str, SampleResult] = {}
+        #: the input elements of the samples that failed the run, by id (on the controller)
+        self._elements: dict[str, int] = {}
         self._runner: IsolatedRunner | None = None
         self._is_worker = hasattr(config, "workerinput")
         self._entries = _registry.load(settings.registry) if settings.registry is not None else []
@@ -306,6 +313,7 @@ class Sweep:
             pytest.skip(judged.record.message)
         if judged.verdict.ok:
             return
+        self._attach_elements(item, case)
         if self.settings.accept:
             pytest.xfail(f"{judged.verdict.value}; --optests-accept records it")
         pytest.fail(f"{judged.message}\n{judged.how}:\n  {self._accept_command(item, case)}", pytrace=False)
@@ -340,6 +348,23 @@ class Sweep:
         )
 
     @staticmethod
+    def _attach_elements(item: pytest.Item, case: Case) -> None:
+        """How big the sample a failure derives from is (its input elements), for the summary:
+        the samples this process collected are at hand (:func:`optests._opinfo.cached_samples`)."""
+        import torch
+
+        from . import _opinfo
+        from ._pipeline import input_elements
+
+        key = case.key
+        try:
+            sample = _opinfo.cached_samples(case.ref, key.device, getattr(torch, key.dtype))[key.sample or 0]
+            count = input_elements((sample.args, sample.kwargs))
+        except Exception:  # a sample that cannot be made again: the summary goes by id
+            return
+        item.user_properties.append((_ELEMENTS, json.dumps([case.id, count])))
+
+    @staticmethod
     def _attach(item: pytest.Item, record: SampleResult) -> None:
         # Per-sample data rides on the report (user_properties survive xdist's serialization).
         item.user_properties.append((_PROPERTY, json.dumps(record.to_json())))
@@ -351,6 +376,9 @@ class Sweep:
             return
         replayed = {value for key, value in report.user_properties if key == _REPLAYED}
         for key, value in report.user_properties:
+            if key == _ELEMENTS:
+                case_id, count = json.loads(str(value))
+                self._elements[str(case_id)] = int(count)
             if key == _PROPERTY:
                 record = SampleResult.from_json(json.loads(str(value)))
                 self._record(record, replayed=record.id in replayed)
@@ -648,6 +676,7 @@ class Sweep:
         verdicts = Counter(r.verdict for r in self.results.values() if r.verdict)
         if verdicts:
             tr.write_line("registry: " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())))
+        self._write_causes(tr)
         for e in self._stale:
             tr.write_line(printable(stale_line(e)))
         if self._accept_error:
@@ -667,6 +696,32 @@ class Sweep:
         elif self.settings.results is not None and not self._journal_error:  # that error comes last, as the run's
             tr.write_line(f"results: {self.settings.results}")
         self._write_journal_kept(tr)
+
+    def _write_causes(self, tr: Any) -> None:
+        """The samples that fail the run, one block per cause (:mod:`optests._grouped`): the count,
+        what it spans, the smallest sample and the first line of its message; the largest causes
+        first, :data:`_CAUSES_SHOWN` of them."""
+        from . import _grouped
+
+        failing = [r for r in self.results.values() if r.verdict is not None and not r.verdict.ok]
+        if not failing:
+            return
+        groups = _grouped.group(failing, self._elements)
+        tr.write_line(_grouped.headline(groups, "recorded by --optests-accept" if self.settings.accept else "failing the run"))
+        for i, g in enumerate(groups[:_CAUSES_SHOWN], 1):
+            for line in _grouped.block_head(i, g, self._elements):
+                tr.write_line(printable(line))
+            message = g.representative.message.strip().splitlines()
+            if message:
+                tr.write_line(printable(f"   {message[0][:300]}"))
+        more = len(groups) - _CAUSES_SHOWN
+        where = shell_join([str(self.settings.results)]) if self.settings.results is not None else "RESULTS"
+        if more > 0:
+            tr.write_line(f"... and {more} more causes ({sum(g.count for g in groups[_CAUSES_SHOWN:])} samples)")
+        tr.write_line(
+            f"each sample's failure and repro is in its test's report above; optests report {where} --out DIR "
+            "writes an issue-ready file per cause"
+        )
 
     def _write_journal_kept(self, tr: Any) -> None:
         """After results written whole or in part: the journal, if kept, holds what they lack."""

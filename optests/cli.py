@@ -7,6 +7,7 @@ so a crash never reads as a result. :func:`main` is the one place that maps erro
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import shlex
@@ -19,12 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, _durations, _registry, _results, _settings
+from . import __version__, _causes, _durations, _registry, _results, _settings
 from ._env import CompileCache, environment, now
 from ._errors import InputError
 from ._files import check_writable
 from ._findings import Verdict
-from ._key import DEFAULT_BACKEND, DEVICES, DTYPES, MODES
+from ._key import DEVICES, DTYPES, MODES
 from ._sanitize import printable, shell_join
 from .errors import CommandError as CommandError
 
@@ -36,7 +37,9 @@ _EXIT_HELP = (
 )
 
 
-#: How many unexpected verdicts ``optests judge`` lists a file without ``--all``.
+#: How long ``optests report`` lets a sample's check, and its repro, run (seconds).
+DEFAULT_REPORT_TIMEOUT = 300.0
+#: How many causes of unexpected verdicts ``optests judge`` shows a block of, a file, without ``--all``.
 _JUDGE_SHOWN = 10
 
 
@@ -65,6 +68,8 @@ def _accept(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
+    from . import _grouped
+
     if not args.registry.exists():
         raise CommandError(f"{args.registry}: no registry there")
     entries = _registry.load(args.registry)
@@ -78,8 +83,7 @@ def _judge(args: argparse.Namespace) -> int:
             verdict, _ = registry.judge(r)
             verdicts[verdict] += 1
             if not verdict.ok:
-                said = f" [{r.stage}] {r.message.splitlines()[0]}" if r.stage and r.message else ""
-                unexpected.append(f"  {verdict.value}: {r.id}{said}")
+                unexpected.append(dataclasses.replace(r, verdict=verdict))
         samples, wrong = samples + len(records), wrong + len(unexpected)
         counts = ", ".join(f"{v.value} {verdicts[v]}" for v in Verdict if verdicts[v])
         # ids, messages and the torch version come from the file: no raw escapes
@@ -88,11 +92,22 @@ def _judge(args: argparse.Namespace) -> int:
                 f"{path}: {len(records)} samples{'' if whole else ' (a partial run)'}, torch {env.get('torch', '?')}: {counts or 'none'}"
             )
         )
-        shown = unexpected if args.all else unexpected[:_JUDGE_SHOWN]
-        for line in shown:
-            print(printable(line))
-        if len(shown) < len(unexpected):
-            print(f"  ... {len(unexpected) - len(shown)} more (--all lists them)")
+        groups = _grouped.group(unexpected, env=env)
+        shown = groups if args.all else groups[:_JUDGE_SHOWN]
+        for i, g in enumerate(shown, 1):
+            head, spans, _ = _grouped.block_head(i, g)
+            print(printable(f"  {head}"))
+            print(printable(f"  {spans}"))
+            listed = g.records if args.all else (g.representative,)
+            for r in listed:
+                said = f" [{r.stage}] {r.message.splitlines()[0]}" if r.stage and r.message else ""
+                print(printable(f"     {r.id}{said}"))
+            if len(listed) < g.count:
+                print(f"     ... {g.count - len(listed)} more (--all lists them)")
+        if len(shown) < len(groups):
+            print(
+                f"  ... {len(groups) - len(shown)} more causes, {sum(g.count for g in groups[len(shown) :])} samples (--all lists them)"
+            )
     print(printable(f"{len(args.results)} file(s), {samples} samples: {wrong} not as {args.registry} expects"))
     return 1 if wrong else 0
 
@@ -111,7 +126,7 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
     start, started = time.perf_counter(), now()
     if args.json is not None:  # before the checks, rather than losing them at the end
         check_writable(args.json)
-    from . import _author, _pipeline, _repro
+    from . import _author, _pipeline
     from ._pipeline import NOT_RUN
 
     sys.path.insert(0, os.getcwd())  # the author's modules, as `python -m` would find them
@@ -152,10 +167,17 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
         print(f"{target.name}: {made} samples{also} x {len(modes)} modes")
         for c in target_checks:
             assert c.verdict is not None  # judged by the registry (an empty one without --registry)
-            words = {"passed": "PASS", "xfailed": "XFAIL", "unexpected_pass": "XPASS", "skipped": "SKIP", "not_applicable": "N/A"}
-            word = words.get(c.verdict.value, "FAIL")
-            stage = f" [{c.result.stage}]" if c.result.stage else ""
-            print(f"  {word:5} {c.mode:14} {c.dtype:8} sample {c.key.sample_text}{stage}  {c.result.duration:.2f} s")
+            if args.verbose:
+                words = {
+                    "passed": "PASS",
+                    "xfailed": "XFAIL",
+                    "unexpected_pass": "XPASS",
+                    "skipped": "SKIP",
+                    "not_applicable": "N/A",
+                }
+                word = words.get(c.verdict.value, "FAIL")
+                stage = f" [{c.result.stage}]" if c.result.stage else ""
+                print(f"  {word:5} {c.mode:14} {c.dtype:8} sample {c.key.sample_text}{stage}  {c.result.duration:.2f} s")
             checks.append(c)
             if not c.verdict.ok:
                 findings.append((target, c))
@@ -163,42 +185,13 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
     stale = _pipeline.stale_entries(entries, planned_keys, transforms, str(torch.__version__)) if args.select == "all" else []
     if args.json:  # first: nothing below may lose it
         _results.write(args.json, [c.record() for c in checks], environment(started, cache.label))
-    for target, c in findings:
-        print()
-        error = c.result.error
-        if error is None or c.verdict is not Verdict.UNEXPECTED_FAILURE:  # a death, a broken key, a stage or a pass not expected
-            for line in c.judgement.splitlines():
-                print(printable(line))
-            continue
-        print(f"[{error.stage}] {error.summary}")
-        for line in error.detail.splitlines():
-            print(f"    {line}")
-        name = "".join(ch if ch.isalnum() else "_" for ch in c.op) + f"-{c.mode}-{c.dtype}-sample{c.sample}"
-        name += f"-{c.key.transform}" if c.key.transform else ""
-        name += "".join(ch if ch.isalnum() else "_" for ch in f"-{c.key.backend}") if c.key.backend != DEFAULT_BACKEND else ""
-        inputs = c.inputs
-        if c.shrunk is not None:  # a resized finding: the repro takes the smallest sizes that fail alike
-            inputs, sizes = c.shrunk
-            print(f"    shrunk: {sizes} fail at {error.stage} too; the repro uses them")
-        # the OpInfo's op by its source, unless the check compiled another callable (an in-place variant)
-        own = c.func is None or c.func is target.func
-        override = _opinfo_func_source(target.opinfo) if own and hasattr(target.opinfo, "sample_inputs") else None
-        try:
-            # the check's own options, and the sample as it was: for a randomized finding the
-            # script makes the same random data from it
-            options = error.options or {
-                "dynamic": c.mode.dynamic,
-                "disable_functionalization": not c.mode.functionalized,
-                "check_gradients": c.check_gradients,
-            }
-            script = _repro.write_standalone(
-                args.repro_dir, name, c.func or target.func, inputs, options, summary=f"[{error.stage}] {error.summary}",
-                imports=args.imports, func_expr=override,
-            )  # fmt: skip
-        except OSError as e:  # the findings and --json stand without it
-            print(f"    repro: not written: {_results.describe_os_error(args.repro_dir, e, writing=True)}")
-            continue
-        print(printable(f"    repro: {shell_join(['python', str(script)])}"))
+    if args.verbose:
+        for target, c in findings:
+            print()
+            for line in _finding_lines(args, target, c):
+                print(line)
+    elif findings:
+        _print_grouped(args, findings)
     outcomes = Counter(c.result.outcome.value for c in checks)
     took = time.perf_counter() - start
     print()
@@ -216,6 +209,52 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
         f"{took:.1f} s ({imported:.1f} s imports)"
     )
     return 1 if findings else 0
+
+
+def _finding_lines(args: argparse.Namespace, target: Any, c: Any, indent: str = "") -> list[str]:
+    """One finding of ``optests check`` as it prints it: the judgement, or the finding's summary,
+    detail and standalone repro (written into ``--repro-dir``)."""
+    from . import _author
+
+    error = c.result.error
+    if error is None or c.verdict is not Verdict.UNEXPECTED_FAILURE:  # a death, a broken key, a stage or a pass not expected
+        return [indent + printable(line) for line in c.judgement.splitlines()]
+    lines = [f"[{error.stage}] {error.summary}"]
+    if _causes.by_name(cause := c.record().cause) is not None:  # PyTorch's bug, not the op's
+        lines.append(f"    {_causes.said(cause)}")
+    lines += [f"    {line}" for line in error.detail.splitlines()]
+    if c.shrunk is not None:  # a resized finding: the repro takes the smallest sizes that fail alike
+        lines.append(f"    shrunk: {c.shrunk[1]} fail at {error.stage} too; the repro uses them")
+    try:
+        script = _author.write_repro(args.repro_dir, target, c, args.imports)
+    except OSError as e:  # the findings and --json stand without it
+        lines.append(f"    repro: not written: {_results.describe_os_error(args.repro_dir, e, writing=True)}")
+    else:
+        lines.append(f"    repro: {shell_join(['python', str(script)])}")
+    return [indent + printable(line) for line in lines]
+
+
+def _print_grouped(args: argparse.Namespace, findings: Sequence[tuple[Any, Any]]) -> None:
+    """``optests check``'s findings, one block per cause: the count, what it spans, the smallest
+    sample's finding and repro, and where the rest are (``-v``, ``--json``)."""
+    from . import _grouped
+    from ._pipeline import input_elements
+
+    by_id = {c.id: (target, c) for target, c in findings}
+    sizes = {c.id: input_elements(c.shrunk[0] if c.shrunk is not None else c.inputs) for _, c in findings}
+    groups = _grouped.group((c.record() for _, c in findings), sizes)
+    print()
+    print(_grouped.headline(groups))
+    for i, g in enumerate(groups, 1):
+        print()
+        for line in _grouped.block_head(i, g, sizes):
+            print(printable(line))
+        target, c = by_id[g.representative.id]
+        for line in _finding_lines(args, target, c, indent="   "):
+            print(line)
+        if g.count > 1:
+            where = f"; each record in {args.json}" if args.json else "; --json PATH records each"
+            print(printable(f"   the other {g.count - 1}: -v lists each with its finding and repro{where}"))
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -250,11 +289,29 @@ def _diff(args: argparse.Namespace) -> int:
             print(f"optests diff: note: {path} holds a partial run (interrupted, or a journal)", file=sys.stderr)
     d = diff.diff(old, new)
     if args.format == "json":
-        sys.stdout.write(diff.render_json(d))
+        sys.stdout.write(diff.render_json(d, args.by))
     else:
         render = diff.render_markdown if args.format == "markdown" else diff.render_text
-        sys.stdout.write(render(d, args.old, args.new, old_env, new_env))
+        sys.stdout.write(render(d, args.old, args.new, old_env, new_env, args.by))
     return 1 if d.regressions else 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from . import _report as report
+
+    timeout = _settings.parse_seconds("--timeout", args.timeout)
+    rows = report.write(
+        args.results, args.out, registry=args.registry, history=args.history, every=args.all, timeout=timeout
+    )  # fmt: skip
+    failures = sum(g.count for g, _ in rows)
+    which = "" if args.all else " not expected"
+    causes = f"{len(rows)} cause{'s' if len(rows) != 1 else ''}"
+    print(
+        printable(
+            f"{args.out}: {causes} of {failures} failure{'s' if failures != 1 else ''}{which}, one file each; index.md lists them"
+        )
+    )
+    return 0
 
 
 def _history(args: argparse.Namespace) -> int:
@@ -295,19 +352,16 @@ def _dashboard(args: argparse.Namespace) -> int:
     from . import _history as history
 
     start = time.perf_counter()
+    judge = None
+    if args.registry is not None:
+        if not args.registry.is_file():
+            raise CommandError(f"{args.registry}: no registry there")
+        judge = dashboard.Judge(str(args.registry), tuple(_registry.load(args.registry)))
     with history.History(args.db) as db:
-        index = dashboard.build(db, args.out)
+        index = dashboard.build(db, args.out, judge)
     size = index.stat().st_size
     print(f"{index}: {size / 1024:.0f} KiB, built in {time.perf_counter() - start:.1f} s")
     return 0
-
-
-def _opinfo_func_source(op: Any) -> str:
-    """An expression that finds an OpInfo's op in op_db (its ``op`` may be a lambda)."""
-    return (
-        "next(o for o in __import__('torch.testing._internal.common_methods_invocations', fromlist=['op_db']).op_db "
-        f"if (o.name, o.variant_test_name) == ({op.name!r}, {op.variant_test_name!r})).op"
-    )
 
 
 def _results_argument(parser: argparse.ArgumentParser, also: str = "") -> None:
@@ -351,8 +405,10 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "check",
         help="check ops (OpInfo names or globs, module_db modules such as nn.Linear, or ns::op custom ops) under AOTAutograd",
-        description="Check each sample of each op in each mode; print a verdict per sample, then each finding with "
-        f"its difference and a standalone repro script. Exit status: 0 no finding, 1 findings, {_EXIT_HELP}.",
+        description="Check each sample of each op in each mode; print the findings one block per cause (a known PyTorch "
+        "bug by name, else the failure's signature): how many samples, the ops, modes and transforms it spans, and the "
+        "smallest sample's finding with a standalone repro script (-v: a verdict per sample, and every finding). "
+        f"Exit status: 0 no finding, 1 findings, {_EXIT_HELP}.",
     )
     c.add_argument(
         "ops",
@@ -376,6 +432,12 @@ def _parser() -> argparse.ArgumentParser:
         help="FUNC() returns SampleInputs or (args, kwargs) pairs; required for a custom op without an OpInfo",
     )
     _add_run_options(c)
+    c.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print a verdict line per sample and mode, and every finding with its repro (default: one block per cause)",
+    )
     c.add_argument("--json", type=Path, metavar="PATH", help="write the results (the sweep's results format) to PATH")
     c.add_argument("--repro-dir", type=Path, default=Path("optests-repro"), help="where repro scripts go (default: %(default)s)")
     c.set_defaults(run=_check)
@@ -412,11 +474,15 @@ def _parser() -> argparse.ArgumentParser:
         help="judge results files by the registry: what it does not expect",
         description="Judge each sample of each results file by the registry, under the file's own torch release, as a "
         "sweep judges it: verdicts counted per file, and the samples it does not expect (unexpected failures and "
-        f"passes, changed stages) listed. Exit status: 0 all as expected, 1 some not, {_EXIT_HELP}.",
+        f"passes, changed stages) one block per cause (a known PyTorch bug, or the failure's signature), largest first. Exit status: 0 all as expected, 1 some not, {_EXIT_HELP}.",
     )
     _results_argument(j)
     j.add_argument("--registry", type=Path, default=Path(_registry.DEFAULT_PATH), help="the registry (default: %(default)s)")
-    j.add_argument("--all", action="store_true", help=f"list every unexpected sample (default: the first {_JUDGE_SHOWN} a file)")
+    j.add_argument(
+        "--all",
+        action="store_true",
+        help=f"every cause, and every sample of each (default: the first {_JUDGE_SHOWN} causes a file, one sample each)",
+    )
     j.set_defaults(run=_judge)
     d = sub.add_parser(
         "diff",
@@ -432,7 +498,42 @@ def _parser() -> argparse.ArgumentParser:
         default="text",
         help="markdown suits a PR comment (default: %(default)s)",
     )
+    d.add_argument(
+        "--by",
+        choices=("op", "cause"),
+        default="op",
+        help="group new failures, fixes and stage changes by op and mode (a line a sample), or by cause (a block a "
+        "cause: a known PyTorch bug, or the failure's signature; json adds a causes list) (default: %(default)s)",
+    )
     d.set_defaults(run=_diff)
+    r = sub.add_parser(
+        "report",
+        help="write an issue-ready markdown file per cause of failure in results files",
+        description="Group the failures of results files by cause (a known PyTorch bug, or the failure's signature) and "
+        "write one markdown file per cause the registry does not expect, ready to paste as a GitHub issue: the "
+        "title, what differs, the environment, the smallest failing sample's standalone repro with what it printed "
+        "when run here, the affected ops and sample ids, the torch releases and dates it was seen in (--history), and "
+        "a JSON block; and index.md listing every cause. The sample is made and checked again here, in a child "
+        "process, so the op's database must load here.",
+    )
+    _results_argument(r, " or optests check --json")
+    r.add_argument(
+        "--registry",
+        type=Path,
+        help="report only the failures this registry does not expect (default: none is expected)",
+    )
+    r.add_argument(
+        "--history", type=Path, metavar="DB", help="a history database: the torch releases and dates each cause was seen in"
+    )
+    r.add_argument("--all", action="store_true", help="every cause, expected by the registry or not")
+    r.add_argument(
+        "--timeout",
+        default=str(int(DEFAULT_REPORT_TIMEOUT)),
+        metavar="SECONDS",
+        help="how long a sample's check, and its repro, may run (default: %(default)s)",
+    )
+    r.add_argument("--out", type=Path, required=True, help="the folder to write the reports, repros/ and index.md into")
+    r.set_defaults(run=_report)
     h = sub.add_parser("history", help="store runs in a history database (SQLite) and read them back")
     hsub = h.add_subparsers(dest="history_command", required=True, metavar="COMMAND")
     hi = hsub.add_parser("ingest", help="add results files to the history (the same run twice is a no-op)")
@@ -460,6 +561,12 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("dashboard", help="build the static dashboard from a history database")
     b.add_argument("--db", type=Path, required=True, help="the history database (SQLite file)")
     b.add_argument("--out", type=Path, required=True, help="the folder to write index.html and changes.json into")
+    b.add_argument(
+        "--registry",
+        type=Path,
+        help="judge the records that carry no verdict (ingested unjudged) by this expected-failures registry, under each "
+        "run's torch release (default: none; records keep the verdicts their runs gave them)",
+    )
     b.set_defaults(run=_dashboard)
     return p
 

@@ -51,9 +51,9 @@ def test_the_author_guide_walkthrough_works_as_written(tmp_path: Path) -> None:
     assert _run(repro, tmp_path).returncode == 0
     again = _run(check, tmp_path)
     assert again.returncode == 0, again.stdout
-    # 2 samples and 29 derived by the transforms (resized: one draw; special: 6 kinds of floating
+    # 2 samples and 40 derived by the transforms (resized: one draw; special: 6 kinds of floating
     # values each) and the call patterns that apply
-    assert "31 checks: 31 passed, 0 failed, 0 not expected" in again.stdout
+    assert "42 checks: 42 passed, 0 failed, 0 not expected" in again.stdout
 
 
 def test_check_of_a_builtin_op_by_name_and_glob(tmp_path: Path) -> None:
@@ -233,7 +233,7 @@ def test_a_crash_or_hang_is_that_samples_finding_and_the_rest_still_run(tmp_path
     (tmp_path / "crashing.py").write_text(_CRASHING_MODULE)
     argv = [
         str(BIN / "optests"), "check", f"optests_author_crash::{op}", "--import", "crashing", "--samples", "crashing:samples",
-        "--modes", "static", "--timeout", "2", "--json", "out.json", "--transforms", "none",
+        "--modes", "static", "--timeout", "2", "--json", "out.json", "--transforms", "none", "-v",
     ]  # fmt: skip
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -381,7 +381,7 @@ def test_check_honours_the_registry_for_a_dotted_op_name(tmp_path: Path) -> None
     out = tmp_path / "out.json"
     registry = ROOT / "expected_failures.json"
     done = _run(
-        f".venv/bin/optests check nn.functional.ctc_loss --modes static --transforms none --registry {registry} --json {out}",
+        f".venv/bin/optests check nn.functional.ctc_loss -v --modes static --transforms none --registry {registry} --json {out}",
         tmp_path,
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -174,7 +174,7 @@ def test_what_a_backend_raised_while_compiling_is_in_the_finding_and_its_record(
 
 def test_a_miscompiling_user_backend_fails_and_its_repro_reproduces_it(tmp_path: Path, optests_cli: OptestsCli) -> None:
     done = optests_cli(
-        ["check", "sin", "--backends", "tests.user_backends:sin_as_cos", "--transforms", "none", "--modes", "static"], ROOT
+        ["check", "sin", "-v", "--backends", "tests.user_backends:sin_as_cos", "--transforms", "none", "--modes", "static"], ROOT
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "[forward] out=max abs diff" in done.stdout
@@ -193,7 +193,7 @@ def test_a_faithful_user_backend_passes_under_every_transform_and_call_pattern(o
     """The defaults of ``optests check``: every transform and call pattern. Dynamo's documented
     graph breaks for an ``out=`` tensor to resize or a non-dense one (the same for every op) make
     those samples not applicable, not findings."""
-    done = optests_cli(["check", "sin", "--backends", "tests.user_backends:faithful", "--modes", "static"], ROOT)
+    done = optests_cli(["check", "sin", "-v", "--backends", "tests.user_backends:faithful", "--modes", "static"], ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "N/A   static         float32  sample 0 out-1" in done.stdout
     assert "N/A   static         float32  sample 0 out-2" in done.stdout

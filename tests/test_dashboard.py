@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from typing import Any
 import pytest
 from sweepdir import install_sweep
 
-from optests import Outcome, Stage, cli
+from optests import Outcome, Stage, Verdict, cli
 from optests import _dashboard as dashboard
 from optests._history import History
 from optests._key import Mode, SampleKey
@@ -165,12 +166,12 @@ def test_dashboard_in_a_browser(nights: list[Path], tmp_path: Path, capsys: pyte
         expect(page.locator('svg.trend polyline[data-mode="static"]')).to_have_attribute("points", _two_points())
         # The status matrix, marked where things changed, each op with its history strip.
         beta = page.locator('.matrix tr[data-op="beta"]')
-        expect(beta.locator("td").nth(1)).to_have_text("0/4 ▼")
-        expect(beta.locator("td").nth(1)).to_have_class("fail regressed")
+        expect(beta.locator("td").nth(1)).to_have_text("0/4 ▼ new")  # and no registry expects it
+        expect(beta.locator("td").nth(1)).to_have_class("v-new regressed")
         expect(beta.locator(".strip i")).to_have_count(2)
         expect(beta.locator(".strip i").nth(0)).to_have_class("p")  # night 1: passed
-        expect(beta.locator(".strip i").nth(1)).to_have_class("f")
-        expect(page.locator('.matrix tr[data-op="gamma"] .strip')).to_have_class("strip all-f")
+        expect(beta.locator(".strip i").nth(1)).to_have_class("n")  # night 2: new failures
+        expect(page.locator('.matrix tr[data-op="gamma"] .strip')).to_have_class("strip all-n")
         expect(page.locator('.matrix tr[data-op="alpha"] td').nth(1)).to_have_text("4/4 ▲")
         # A failing cell shows its samples; these ops are no OpInfo database's, so no command.
         beta.locator("td").nth(1).click()
@@ -219,22 +220,26 @@ def test_configurations_in_a_browser(tmp_path: Path, capsys: pytest.CaptureFixtu
         # (b) The comparison marks an op that differs: CUDA fails 3 of the 6 samples it has.
         softmax = page.locator('#compare tr[data-op="_softmax_backward_data"] td')
         expect(softmax.nth(0)).to_have_text("3/3")
-        expect(softmax.nth(0)).to_have_class("pass differs")
-        expect(softmax.nth(1)).to_have_class("fail differs")
+        expect(softmax.nth(0)).to_have_class("v-pass differs")
+        expect(softmax.nth(1)).to_have_class("v-new differs")  # the CUDA run's registry did not expect it
         expect(page.locator('#compare tr[data-op="__radd__"] td.differs')).to_have_count(0)
         page.locator("#compare").locator("xpath=..").locator(".only").check()
         expect(page.locator('#compare tr[data-op="_softmax_backward_data"]')).to_be_visible()
         expect(page.locator('#compare tr[data-op="__radd__"]')).to_be_hidden()
         expect(page.locator('#compare tbody tr:visible[data-differs="0"]')).to_have_count(0)
         # (c) A failing cell shows its samples, their messages and the command that checks them.
-        cpu.locator('.matrix tr[data-op="unsafe_split"] td').nth(1).click()  # static
+        unsafe_split = cpu.locator('.matrix tr[data-op="unsafe_split"] td').nth(1)  # static
+        expect(unsafe_split).to_have_class("v-xfail")  # the registry expects it: not painted as a new failure
+        expect(unsafe_split).to_have_text("0/2 xfail")
+        unsafe_split.click()
         expect(page.locator("#detail-title")).to_have_text("unsafe_split static: 2 of 2 samples fail")
         expect(page.locator("#detail-samples tbody tr")).to_have_count(2)
         first = page.locator("#detail-samples tbody tr").first
-        expect(first.locator("td").nth(2)).to_have_text(
+        expect(first.locator("td.verdict")).to_have_text("expected failure")  # the committed registry's
+        expect(first.locator("td").nth(3)).to_have_text(
             "traced out[0] aliases=[], but expected [args[0]] [unsafe_split static float32 cpu sample 0]"
         )
-        expect(first.locator("td").nth(3)).to_have_text(
+        expect(first.locator("td").nth(4)).to_have_text(
             "optests check unsafe_split --modes static --dtypes float32 --device cpu --transforms none"
         )
         softmax.nth(1).click()  # and in the comparison
@@ -424,3 +429,207 @@ def test_the_dashboard_holds_one_configuration_s_changes_at_a_time(tmp_path: Pat
         sizes.append((tmp_path / f"site{n}" / "changes.json").stat().st_size)
     assert sizes[1] > 3.9 * sizes[0]  # four times the changes were written
     assert peaks[1] < 1.6 * peaks[0], peaks
+
+
+# -- verdicts, causes and flakes -------------------------------------------------------------------
+
+#: A failure the catalog knows, and one it does not (a signature).
+KNOWN_MESSAGE = "compiled grad[0] (second order)=None, but expected a tensor [{}]"
+OTHER_MESSAGE = "out=1, but expected 2 [{}]"
+HAS_FLAKY = "flaky" in {v.value for v in Verdict}
+
+
+def _judged(
+    op: str, sample: int, verdict: str | None, message: str = "", stage: Stage | None = None, transform: str = ""
+) -> SampleResult:
+    """A record of ``op`` with a verdict (None: unjudged); it failed where it has a message."""
+    key = SampleKey(op, "", Mode.STATIC, "float32", "cpu", sample, transform=transform)
+    outcome = Outcome.FAILED if message else Outcome.SKIPPED if verdict == "skipped" else Outcome.PASSED
+    return SampleResult(
+        key,
+        "op_db",
+        outcome,
+        stage if message else None,
+        message.format(key.context),
+        verdict=Verdict(verdict) if verdict else None,
+    )
+
+
+def _night(known: int, other: int, flaky: bool = True) -> list[SampleResult]:
+    """Records of each verdict: ``known`` expected failures of the known bug (op ``xf``), ``other``
+    new failures of a signature (op ``nf``), a pass, an unexpected pass, a skip and a flake."""
+    records = [_judged("ok", i, "passed") for i in range(3)]
+    records += [_judged("xf", i, "xfailed", KNOWN_MESSAGE, Stage.BACKWARD, "backward-2") for i in range(known)]  # double backward
+    records += [_judged("nf", i, "unexpected_failure", OTHER_MESSAGE, Stage.FORWARD) for i in range(other)]
+    records += [_judged("fx", 0, "unexpected_pass"), _judged("sk", 0, "skipped")]
+    if flaky and HAS_FLAKY:
+        records.append(_judged("fl", 0, "flaky", OTHER_MESSAGE, Stage.FORWARD))
+    return records
+
+
+def test_every_verdict_is_shown_as_a_kind_of_its_own() -> None:
+    """Each verdict maps to a kind, and the kinds the issue names are apart: an expected failure
+    is not painted as a new one."""
+    assert {v.value for v in Verdict} <= set(dashboard._BY_VERDICT)
+    kinds = {v: dashboard._BY_VERDICT[v] for v in ("xfailed", "unexpected_failure", "unexpected_pass", "flaky", "skipped")}
+    assert len(set(kinds.values())) == 5, kinds
+    assert dashboard._BY_VERDICT["stage_changed"] == kinds["unexpected_failure"]
+    assert len({k.tag for k in dashboard.KINDS}) == len(dashboard.KINDS)  # told apart in words, not by colour alone
+    (cell,) = dashboard.cells([_judged("op", 0, "passed"), _judged("op", 1, "xfailed", OTHER_MESSAGE, Stage.FORWARD)]).values()
+    assert cell.kind == "xfail"
+    (cell,) = dashboard.cells(
+        [_judged("op", 0, "xfailed", OTHER_MESSAGE, Stage.FORWARD), _judged("op", 1, None, OTHER_MESSAGE)]
+    ).values()
+    assert cell.kind == "failed"  # not judged: neither expected nor new
+
+
+def test_the_registry_judges_the_records_that_carry_no_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from optests._registry import dump, parse
+
+    records = [_judged("sin", 0, None, OTHER_MESSAGE, Stage.FORWARD), _judged("cos", 0, None, OTHER_MESSAGE, Stage.FORWARD)]
+    with _history(tmp_path, [("2026-11-20", "2.13.0+cpu", records)]):
+        pass
+    registry = tmp_path / "expected.json"
+    entry = {"op": "sin", "variant": "", "mode": "static", "dtype": "float32", "device": "cpu", "status": "xfail",
+             "stage": "forward", "reason": "known", "samples": "0"}  # fmt: skip
+    dump(registry, parse(json.dumps({"schema_version": 1, "entries": [entry]}), "x"))
+    db, plain, judged = tmp_path / "h.db", tmp_path / "plain", tmp_path / "judged"
+    assert cli.main(["dashboard", "--db", str(db), "--out", str(plain)]) == 0
+    assert cli.main(["dashboard", "--db", str(db), "--out", str(judged), "--registry", str(registry)]) == 0
+    unjudged, page = (plain / "index.html").read_text(), (judged / "index.html").read_text()
+    assert '<td class="v-failed"' in unjudged and 'class="v-xfail' not in re.sub(
+        r'<section id="legend">.*?</section>', "", unjudged
+    )
+    assert "2 records carry no verdict and are shown as failed, not judged" in unjudged
+    matrix = page[page.index('class="matrix"') :]
+    assert re.search(r'<tr data-op="sin".*?<td class="v-xfail"', matrix)
+    assert re.search(r'<tr data-op="cos".*?<td class="v-new"', matrix)
+    assert f"judged here by <code>{registry}</code>, under their run's torch release: 2 in the latest runs" in page
+    capsys.readouterr()
+    assert cli.main(["dashboard", "--db", str(db), "--out", str(judged), "--registry", str(tmp_path / "none.json")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"{tmp_path / 'none.json'}: no registry there")
+    registry.write_text("{")
+    assert cli.main(["dashboard", "--db", str(db), "--out", str(judged), "--registry", str(registry)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()  # one line, no traceback
+    assert line.startswith(f"optests dashboard: error: {registry}:1:2: not valid JSON")
+
+
+def test_causes_and_verdicts_are_counted_per_night_also_where_the_history_stored_no_cause(tmp_path: Path) -> None:
+    """Per run, op, verdict and cause, the samples that failed, were fixed or were flaky; a run
+    stored before causes were (schema 7: an empty cause) has its failures' causes made from their
+    records, as the records read back have them."""
+    import sqlite3
+
+    with _history(tmp_path, [("2026-11-20", "2.13.0+cpu", _night(2, 3)), ("2026-11-21", "2.13.0+cpu", _night(1, 1))]):
+        pass
+    con = sqlite3.connect(tmp_path / "h.db")
+    con.execute("UPDATE outcomes SET cause = '' WHERE run = 1")
+    con.commit()
+    con.close()
+    other = "forward/call/aot_eager: out=N, but expected N"
+    flaky = int(HAS_FLAKY)
+    known = "aot_double_backward_silently_dropped"
+    with History(tmp_path / "h.db") as db:
+        counts = db.flagged(db.runs())
+    flakes = {("fl", "flaky", other): 1} if flaky else {}
+    fixed = ("fx", "unexpected_pass", "")
+    assert counts == {
+        1: Counter({("xf", "xfailed", known): 2, ("nf", "unexpected_failure", other): 3, fixed: 1, **flakes}),
+        2: Counter({("xf", "xfailed", known): 1, ("nf", "unexpected_failure", other): 1, fixed: 1, **flakes}),
+    }
+
+
+def test_the_history_counts_the_nights_a_sample_was_flaky(tmp_path: Path) -> None:
+    """Counted in SQL on the stored verdict, among the runs of one configuration."""
+    import sqlite3
+
+    with _history(tmp_path, [(f"2026-11-2{i}", "2.13.0+cpu", _night(1, 1, flaky=False)) for i in range(3)]):
+        pass
+    con = sqlite3.connect(tmp_path / "h.db")
+    (case,) = con.execute("SELECT id FROM cases WHERE key = 'static-float32-cpu-nf-sample0'").fetchone()
+    con.execute("UPDATE outcomes SET verdict = 'flaky' WHERE case_id = ? AND run IN (1, 3)", (case,))
+    con.commit()
+    con.close()
+    with History(tmp_path / "h.db") as db:
+        runs = db.runs()
+        assert db.flaky_samples(runs) == [("static-float32-cpu-nf-sample0", 2, 3, "2026-11-22T00:00:00+00:00")]
+        assert db.flaky_samples(runs[1:2]) == []
+        assert db.flaky_samples(runs[1:]) == [("static-float32-cpu-nf-sample0", 1, 2, "2026-11-22T00:00:00+00:00")]
+
+
+def test_verdicts_and_causes_in_a_browser(tmp_path: Path) -> None:
+    """Records of each verdict and two causes (a known bug, a signature) over two configurations
+    (torch 2.13 over two nights, torch 2.15): the legend names each kind, cells of each kind
+    have their own colour, and the view by cause counts each cause per configuration and night."""
+    with _history(
+        tmp_path,
+        [
+            ("2026-11-19", "2.15.0", _night(1, 4)),
+            ("2026-11-20", "2.13.0+cpu", _night(2, 1)),
+            ("2026-11-21", "2.13.0+cpu", _night(3, 2)),
+        ],
+    ) as db:
+        index = dashboard.build(db, tmp_path / "site")
+    assert (tmp_path / "site" / "findings" / "aot_double_backward_silently_dropped.py").is_file()  # the link's target
+    html = index.read_text()
+    assert '<tr data-cause="aot_double_backward_silently_dropped">' in html
+    assert '<tr data-cause="forward/call/aot_eager: out=N, but expected N">' in html
+    sync_api = _browser()  # what follows needs a browser
+    with _page(sync_api) as page:
+        page.goto(index.as_uri())
+        expect = sync_api.expect
+        legend = page.locator("#legend")
+        expect(legend).to_be_visible()
+        for kind in dashboard.KINDS:
+            expect(legend.locator(f'tr[data-kind="{kind.name}"] th')).to_have_text(kind.title)
+        expect(page.locator("#judged-by")).to_contain_text("No registry was given")
+
+        def background(selector: str) -> str:
+            return str(page.eval_on_selector(selector, "e => getComputedStyle(e).backgroundColor"))
+
+        swatches = {k.name: background(f'#legend tr[data-kind="{k.name}"] td.swatch') for k in dashboard.KINDS}
+        assert len(set(swatches.values())) == len(swatches), swatches
+        section = '#config-1 .matrix tr[data-op="{}"] td:nth-child(3)'  # torch 2.13's latest run, static
+        ops = {"pass": "ok", "xfail": "xf", "new": "nf", "fixed": "fx", "skip": "sk"} | ({"flaky": "fl"} if HAS_FLAKY else {})
+        cells = {kind: background(section.format(op)) for kind, op in ops.items()}
+        assert cells == {kind: swatches[kind] for kind in ops}  # each as its legend says, so all apart
+        expect(page.locator(section.format("xf"))).to_have_text("0/3 xfail")
+        expect(page.locator(section.format("nf"))).to_have_text("0/2 new")
+        expect(page.locator(section.format("fx"))).to_have_text("1/1 fixed")
+        # each op's history strip: a square per night of torch 2.13, by its verdicts that night
+        strips = {op: page.locator(f'#config-1 .matrix tr[data-op="{op}"] .strip') for op in ("ok", "xf", "nf", "fx", "sk")}
+        for op, letter in (("ok", "p"), ("xf", "e"), ("nf", "n"), ("fx", "d"), ("sk", "x")):
+            expect(strips[op]).to_have_class(f"strip all-{letter}")
+        strip_colours = {  # a strip of one state is one element, its squares a gradient
+            op: page.eval_on_selector(f'#config-1 .matrix tr[data-op="{op}"] .strip', "e => getComputedStyle(e).backgroundImage")
+            for op in strips
+        }
+        assert len(set(strip_colours.values())) == len(strip_colours), strip_colours  # drawn in colours of their own
+
+        causes = page.locator("#causes tbody tr")
+        expect(causes).to_have_count(2)
+        other, known = causes.nth(0), causes.nth(1)  # the most frequent first: 6 (and the flakes) and 4
+        expect(page.locator("#causes a.known")).to_have_text("known PyTorch bug: aot_double_backward_silently_dropped")
+        expect(page.locator("#causes a.known")).to_have_attribute("href", "findings/aot_double_backward_silently_dropped.py")
+        expect(known.locator("td.count")).to_have_count(2)
+        expect(known.locator("td.count").nth(0)).to_have_attribute("data-count", "3")  # torch 2.13: the latest night
+        expect(known.locator("td.count").nth(1)).to_have_attribute("data-count", "1")
+        expect(known.locator("td.count .nights").nth(0)).to_have_attribute("data-nights", "2, 3")
+        expect(known.locator("td.count").nth(0)).to_contain_text("none new")
+        expect(other.locator("code.signature")).to_have_text("forward/call/aot_eager: out=N, but expected N")
+        expect(other.locator("td.count").nth(0)).to_have_attribute("data-count", str(2 + HAS_FLAKY))
+        expect(other.locator("td.count").nth(1)).to_have_attribute("data-count", str(4 + HAS_FLAKY))
+        expect(other.locator("td.count").nth(1)).to_contain_text("4 new")
+        expect(other.locator("td.ops")).to_contain_text("nf")
+        other.locator("button.samples").nth(1).click()
+        expect(page.locator("#detail-title")).to_have_text(
+            f"forward/call/aot_eager: out=N, but expected N: {4 + HAS_FLAKY} failed samples"
+        )
+        expect(page.locator("#detail-where")).to_contain_text("torch 2.15")
+        last = page.locator("#detail-samples tbody tr").last  # by id: fl's flake first, where there is one
+        expect(last.locator("td").nth(0)).to_have_text("nf static sample 3")
+        expect(last.locator("td.verdict")).to_have_text("new failure")
+        page.locator("#detail-close").click()
+        if HAS_FLAKY:
+            expect(page.locator("#config-1 table.flaky tbody tr")).to_contain_text("flaky in 2 of 2 runs")
+        _screenshot(page, tmp_path, "verdicts.png")

@@ -35,6 +35,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "optests._errors",
         "optests._files",
         "optests._findings",
+        "optests._grouped",
         "optests._history",
         "optests._imports",
         "optests._json",
@@ -58,7 +59,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "the check": ("optests._check", "optests._api"),
     "sample sources": ("optests._opinfo", "optests._modules"),
     "the pipeline": ("optests._pipeline", "optests._case", "optests._execute", "optests._settings"),
-    "front ends": ("optests.plugin", "optests.cli", "optests._author", "optests._sweep", "optests._repro"),
+    "front ends": ("optests.plugin", "optests.cli", "optests._author", "optests._sweep", "optests._repro", "optests._report"),
 }
 
 #: Imports from a higher layer that are known, each with why it stays for now. Keep it short.

@@ -247,7 +247,8 @@ def test_an_unknown_module_name_is_one_line_naming_close_matches(
 
 def test_optests_check_takes_a_module_info_of_yours_and_its_repro_reproduces(tmp_path: Path, optests_cli: OptestsCli) -> None:
     done = optests_cli(
-        ["check", "module_ops:RUNNING_MEAN", "--modes", "static", "--transforms", "none", "--repro-dir", str(tmp_path)], FIXTURES
+        ["check", "module_ops:RUNNING_MEAN", "-v", "--modes", "static", "--transforms", "none", "--repro-dir", str(tmp_path)],
+        FIXTURES,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "RunningMean.train: 2 samples x 1 modes" in done.stdout and "RunningMean.eval: 2 samples x 1 modes" in done.stdout

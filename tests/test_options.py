@@ -18,9 +18,9 @@ from optests._settings import OPTIONS, Option
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Keywords of the author functions that are not run options: how a function is called from another.
-NOT_RUN_OPTIONS = {"isolated", "shrink", "dead", "judged_by", "registry_name"}
+NOT_RUN_OPTIONS = {"isolated", "shrink", "shrink_alike", "dead", "judged_by", "registry_name"}
 #: Flags of ``optests check`` that are its own, not run options (the sweep has no such thing).
-CHECK_ONLY = {"-h", "--help", "--import", "--samples", "--json", "--repro-dir"}
+CHECK_ONLY = {"-h", "--help", "--import", "--samples", "--json", "--repro-dir", "-v", "--verbose"}
 
 
 def _keyword_problems(name: str, func: Callable[..., Any], options: Iterable[Option]) -> list[str]:

@@ -33,7 +33,17 @@ BIN = Path(sys.executable).parent
 
 def test_each_transform_and_pattern_is_declared_once_where_ids_and_options_read_it() -> None:
     assert TRANSFORMS == tuple(DERIVATIONS)
-    assert set(CALL_PATTERNS) == {"tangents", "grad-mode", "backward", "outputs", "inplace", "out", "subclass", "autocast"}
+    assert set(CALL_PATTERNS) == {
+        "tangents",
+        "grad-mode",
+        "backward",
+        "outputs",
+        "inplace",
+        "out",
+        "subclass",
+        "autocast",
+        "sequence",
+    }
     for name in TRANSFORMS:
         assert isinstance(transform_of(name), Transform), name
         assert SampleKey.is_id(f"static-float32-cpu-sin-sample0-{name}")
@@ -196,7 +206,7 @@ def test_optests_check_applies_every_pattern_by_default(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
 
     def check(op: str, func: str, *extra: str) -> subprocess.CompletedProcess[str]:
-        command = [str(BIN / "optests"), "check", op, "--import", "psamples", "--samples", f"psamples:{func}", *extra]
+        command = [str(BIN / "optests"), "check", op, "-v", "--import", "psamples", "--samples", f"psamples:{func}", *extra]
         return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
 
     bad = check("optests_pcorpus::times3", "times3", "--json", "out.json")

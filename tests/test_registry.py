@@ -58,7 +58,7 @@ def _doc(*entries: dict[str, object], version: object = 1) -> str:
         (_doc(_entry(status="flaky")), "reg.json: entries[0] (sin static): unknown status 'flaky'; valid: xfail, skip"),
         (
             _doc(_entry(stage="forwrd")),
-            "reg.json: entries[0] (sin static): unknown stage 'forwrd'; valid: eager, trace, forward, backward, metadata, mutation, randomized, crash, timeout",
+            "reg.json: entries[0] (sin static): unknown stage 'forwrd'; valid: eager, trace, forward, backward, metadata, mutation, randomized, sequence, crash, timeout",
         ),
         (
             _doc(_entry(mode="fast")),
@@ -340,8 +340,9 @@ def test_judge_counts_each_files_verdicts_and_lists_what_the_registry_does_not_e
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Each file under its own torch release: an entry narrowed to another release does not
-    apply; the unexpected samples are listed a line each (the message's first line), ten a file
-    unless ``--all``; exit 1 while any is there."""
+    apply; the unexpected samples are shown one block per cause (the count, what it spans, one
+    sample with its message's first line), ten causes a file unless ``--all`` (every cause, every
+    sample); exit 1 while any is there."""
     from optests._results import write
 
     reg, night, later = tmp_path / "reg.json", tmp_path / "night.json", tmp_path / "2.15.json"
@@ -360,18 +361,29 @@ def test_judge_counts_each_files_verdicts_and_lists_what_the_registry_does_not_e
     write(later, [_record(op="cos", sample=0, stage=Stage.TRACE, message="c")], {"torch": "2.15.0"})
     code, out, err = _judge(capsys, str(night), str(later), "--registry", str(reg))
     assert (code, err) == (1, "")
+    spans = "     ops {}; modes static; dtypes float32; transforms call; backends aot_eager\n"
     assert out == (
         f"{night}: 14 samples, torch 2.13.0+cpu: xfailed 2, unexpected_failure 10, stage_changed 1, unexpected_pass 1\n"
-        "  stage_changed: static-float32-cpu-sin-sample1 [forward] out=1, but expected 2 [sin]\n"
-        "  unexpected_pass: static-float32-cpu-sin-sample2\n"
-        + "".join(f"  unexpected_failure: static-float32-cpu-tan-sample{i} [trace] t{i}\n" for i in range(8))
-        + "  ... 2 more (--all lists them)\n"
+        "  1. 10 samples: trace/call/aot_eager: tN\n" + spans.format("tan") + "     static-float32-cpu-tan-sample0 [trace] t0\n"
+        "     ... 9 more (--all lists them)\n"
+        "  2. 1 sample: failed at another stage than expected: forward/call/aot_eager: out=N, but expected N [<op>] detail\n"
+        + spans.format("sin")
+        + "     static-float32-cpu-sin-sample1 [forward] out=1, but expected 2 [sin]\n"
+        "  3. 1 sample: passed, but expected to fail\n" + spans.format("sin") + "     static-float32-cpu-sin-sample2\n"
         f"{later}: 1 samples, torch 2.15.0: unexpected_failure 1\n"
-        "  unexpected_failure: static-float32-cpu-cos-sample0 [trace] c\n"
+        "  1. 1 sample: trace/call/aot_eager: c\n" + spans.format("cos") + "     static-float32-cpu-cos-sample0 [trace] c\n"
         f"2 file(s), 15 samples: 13 not as {reg} expects\n"
     )
     code, out, _ = _judge(capsys, str(night), "--registry", str(reg), "--all")
-    assert code == 1 and "more" not in out and out.count("\n  ") == 12
+    assert code == 1 and "more" not in out and out.count("\n     static-float32-cpu-") == 12
+    # more causes than a file shows: the rest counted
+    write(
+        night,
+        [_record(op=f"op{i:02}", sample=0, stage=Stage.TRACE, message=f"cause {'x' * i}") for i in range(12)],
+        {"torch": TORCH},
+    )
+    code, out, _ = _judge(capsys, str(night), "--registry", str(reg))
+    assert out.count("\n  ") == 10 * 3 + 1 and "  ... 2 more causes, 2 samples (--all lists them)\n" in out
     code, out, err = _judge(capsys, str(night), "--registry", str(tmp_path / "none.json"))
     assert (code, out, err) == (2, "", f"optests judge: error: {tmp_path / 'none.json'}: no registry there\n")
 
@@ -411,7 +423,9 @@ def test_judge_shows_a_files_control_characters_as_escapes(tmp_path: Path, capsy
     assert (code, err) == (1, "")
     assert out == (
         f"{tmp_path}/r\\u202e.json: 1 samples, torch 2.13.0+cpu: unexpected_failure 1\n"
-        "  unexpected_failure: static-float32-cpu-si\\x1b]0;owned\\x07n-sample0 [forward] boom\\x1b[31m\\u202ered\n"
+        "  1. 1 sample: forward/call/aot_eager: boom\\x1b[Nm\\u202ered more\n"
+        "     ops si\\x1b]0;owned\\x07n; modes static; dtypes float32; transforms call; backends aot_eager\n"
+        "     static-float32-cpu-si\\x1b]0;owned\\x07n-sample0 [forward] boom\\x1b[31m\\u202ered\n"
         f"1 file(s), 1 samples: 1 not as {tmp_path}/reg\\x1b[2J.json expects\n"
     )
     assert cli.main(["judge", str(tmp_path / "no\x07such.json"), "--registry", str(reg)]) == 2

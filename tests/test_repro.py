@@ -260,7 +260,7 @@ def test_an_inplace_1_finding_s_script_reproduces_it_on_a_view_of_a_non_leaf(tmp
     (the min-cut partitioner saves the mutated input: findings/aot_mincut_saves_mutated_input.py).
     Its script names ``torch.Tensor.mul_`` and rebuilds the view's base as a non-leaf, so that eager
     accepts the in-place op there too: it reproduces the backward finding, not an eager failure."""
-    args = ["check", "mul", "--transforms", "inplace", "--modes", "static", "--select", "first:1"]
+    args = ["check", "mul", "--transforms", "inplace", "--modes", "static", "--select", "first:1", "-v"]
     done = subprocess.run([sys.executable, "-m", "optests.cli", *args], capture_output=True, text=True, cwd=tmp_path)
     if "inplace-1 [backward]" not in done.stdout:
         pytest.skip(f"mul's inplace-1 does not fail at backward on torch {torch.__version__}: {done.stdout[-300:]}")

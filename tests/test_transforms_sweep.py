@@ -93,7 +93,7 @@ def test_optests_check_applies_every_input_transform_and_shrinks_a_resized_findi
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
 
     def check(op: str, func: str, *extra: str) -> subprocess.CompletedProcess[str]:
-        command = [str(BIN / "optests"), "check", op, "--import", "tsamples", "--samples", f"tsamples:{func}", *extra]
+        command = [str(BIN / "optests"), "check", op, "-v", "--import", "tsamples", "--samples", f"tsamples:{func}", *extra]
         command += [] if "--transforms" in extra else ["--transforms", INPUTS]
         return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
 
