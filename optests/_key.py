@@ -72,6 +72,7 @@ INPUT_TRANSFORMS: dict[str, str] = {  # other inputs, called as the base sample 
     "grad-subset": "optests._transforms:GRAD_SUBSET",
     "dtypes": "optests._transforms:DTYPES_TRANSFORM",
     "resized": "optests._transforms:RESIZED",
+    "special": "optests._patterns.special:SPECIAL",
 }
 CALL_PATTERNS: dict[str, str] = {  # the function called, or its outputs used, otherwise (optests._patterns)
     "tangents": "optests._patterns.tangents:TANGENTS",

@@ -156,14 +156,82 @@ def _refusals(c: _Compared) -> None:
             )
 
 
+def _specials(c: _Compared) -> bool:
+    """Whether the call's inputs hold special values (:attr:`Called.specials`)."""
+    return c.eager.called is not None and c.eager.called.specials
+
+
+def _special_values(c: _Compared) -> None:
+    """Where the inputs hold special values (:attr:`Called.specials`): each output holds NaN
+    exactly where eager's does, and each of its zeros has the sign of eager's."""
+    if not _specials(c):
+        return
+    assert c.comp.called is not None and c.eager.called is not None
+    make = _finding_factory(c.opts)
+    e_leaves, c_leaves = _output_leaves(c.eager.called.compared), _output_leaves(c.comp.called.compared)
+    if [n for n, _ in e_leaves] != [n for n, _ in c_leaves]:
+        return  # the compiled metadata's comparison names that difference
+    for (name, e), (_, a) in zip(e_leaves, c_leaves):
+        if not (isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor)) or e.shape != a.shape or e.dtype != a.dtype:
+            continue
+        if not (e.is_floating_point() or e.is_complex()) or e.layout != torch.strided or a.layout != torch.strided:
+            continue
+        with torch.no_grad():
+            x, y = e.detach().cpu(), a.detach().cpu()
+            nan = x.isnan() != y.isnan()
+            sign = (x == 0) & (y == 0) & (x.signbit() != y.signbit()) if not x.is_complex() else torch.zeros_like(nan)
+        for differ, why in (
+            (nan, "Eager has NaN where the compiled call has not, or the reverse."),
+            (sign, "Both are zero, of different signs (inputs with special values compare the sign of zeros)."),
+        ):
+            if bool(differ.any()):
+                index = tuple(int(i) for i in differ.nonzero()[0]) if differ.dim() else ()
+                where = f"{name} at {list(index)}" if index else name
+                raise make(ForwardMismatch, where, _special(y[index]), f"{_special(x[index])} (as eager)", detail=why)
+
+
+def _special(t: torch.Tensor) -> str:
+    """One element as a special-values message shows it: ``nan``, ``-0.0``, ``inf``, ``0.5``."""
+    v = t.item()
+    if isinstance(v, float) and v == 0:
+        return "-0.0" if t.signbit() else "0.0"
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _nan_free(expected: Any, actual: Any) -> tuple[Any, Any]:
+    """``expected`` and ``actual`` with the NaN they share (the same element of the same output)
+    set to 0, so that any ``assert_equals_fn`` takes NaN as equal to NaN; a NaN in one alone stays."""
+    e_leaves, e_spec = pytree.tree_flatten(expected)
+    a_leaves, a_spec = pytree.tree_flatten(actual)
+    if len(e_leaves) != len(a_leaves):  # (a tuple and a list of outputs are compared leaf by leaf)
+        return expected, actual
+    e_new, a_new = [], []
+    for e, a in zip(e_leaves, a_leaves):
+        if (
+            isinstance(e, torch.Tensor)
+            and isinstance(a, torch.Tensor)
+            and e.shape == a.shape
+            and (e.is_floating_point() or e.is_complex())
+            and e.layout == a.layout == torch.strided
+            and e.device == a.device
+        ):
+            with torch.no_grad():
+                both = e.isnan() & a.isnan()
+                e, a = e.detach().masked_fill(both, 0), a.detach().masked_fill(both, 0)
+        e_new.append(e)
+        a_new.append(a)
+    return pytree.tree_unflatten(e_new, e_spec), pytree.tree_unflatten(a_new, a_spec)
+
+
 def _outputs(c: _Compared) -> None:
     truth = c.truth.out if c.truth is not None else None
     assert c.eager.called is not None and c.comp.called is not None
     with _unless_random(c):
         precision = c.eager.called.precision
-        _compare(
-            ForwardMismatch, "out", c.eager.called.compared, c.comp.called.compared, c.opts, truth=truth, precision=precision
-        )
+        expected, actual = c.eager.called.compared, c.comp.called.compared
+        if _specials(c):
+            expected, actual = _nan_free(expected, actual)
+        _compare(ForwardMismatch, "out", expected, actual, c.opts, truth=truth, precision=precision)
 
 
 def _gradients(c: _Compared) -> None:
@@ -176,12 +244,13 @@ def _gradients(c: _Compared) -> None:
     truth = c.truth.grads if c.truth is not None else None
     precision = c.eager.called.precision if c.eager.called is not None else None
     weighed = c.eager.called is not None and c.eager.called.tangents is not None
+    expected, actual = (_nan_free(c.eager.grads, c.comp.grads)) if _specials(c) else (c.eager.grads, c.comp.grads)
     with _unless_random(c):
         _compare(
             BackwardMismatch,
             "grad",
-            c.eager.grads,
-            c.comp.grads,
+            expected,
+            actual,
             c.opts,
             names=names,
             truth=truth,
@@ -250,6 +319,7 @@ COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compare
     ("autograd metadata", lambda o: _compares(o) and o.check_autograd_metadata, _autograd_metadata),
     ("mutations", lambda o: _compares(o) and o.check_mutations, _mutations),
     ("refusals", _compares, _refusals),
+    ("special values", _compares, _special_values),
     ("outputs", _compares, _outputs),
     ("gradients", _compares, _gradients),
     ("observed", _compares, _observed),
@@ -399,7 +469,10 @@ def _check_mutations(
             )
         if e_mut:
             written = functools.partial(truth.after, i) if truth is not None else None
-            _compare(MutationMismatch, name, e, c, opts, what_suffix=" after the call", truth=written, precision=precision)
+            expected, actual = _nan_free(e, c) if eager.called is not None and eager.called.specials else (e, c)
+            _compare(
+                MutationMismatch, name, expected, actual, opts, what_suffix=" after the call", truth=written, precision=precision
+            )
 
 
 def _raised_only_compiled(eager: _Run, comp: _Run) -> str:

@@ -43,6 +43,10 @@ class Called:
     #: is given before :meth:`CallPattern.gradients`, the backward takes these: the float64
     #: reference gives eager's, widened in their layouts, so its gradients are of the same tangents.
     tangents: list[torch.Tensor] | None = None
+    #: The inputs hold special values (``special``): outputs must hold NaN exactly where eager's
+    #: do and zeros of eager's sign, and values (outputs, mutated inputs and gradients, where
+    #: checked) compare with NaN equal to NaN, whatever ``assert_equals_fn`` says of NaN.
+    specials: bool = False
     #: What the pattern saw beside the outputs and gradients (the RNG state after the call, the
     #: gradients a hook was called with, a retained ``.grad``), in order: each compared, eager's
     #: against the compiled call's, after the gradients (:func:`optests._check._comparisons._observed`).
