@@ -28,6 +28,9 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from optests._causes import normalized
+from optests._results import SCHEMA_VERSION
+
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("static", "dynamic", "static-nofunc", "dynamic-nofunc")
 STAGES = ("trace", "forward", "backward", "metadata", "mutation")
@@ -61,7 +64,7 @@ def _records(n: int, seed: int, flip: float = 0.0) -> Iterator[dict[str, object]
             "db": "op_db", "device": "cpu", "dtype": "float32", "duration": round(rng.uniform(0.01, 2.0), 4), "id": key,
             "message": message, "mode": mode, "op": op, "outcome": outcome, "sample": i, "stage": stage,
             "tolerance": "", "transform": "", "variant": "", "verdict": verdict,
-        }  # fmt: skip
+        } | ({"cause": f"{stage}/call/aot_eager: {normalized(message)}"} if failed else {})  # fmt: skip
 
 
 def write_run(path: Path, n: int, seed: int = 0, flip: float = 0.0) -> None:
@@ -73,7 +76,7 @@ def write_run(path: Path, n: int, seed: int = 0, flip: float = 0.0) -> None:
         for k, record in enumerate(_records(n, seed, flip)):
             text = json.dumps(record, indent=2, sort_keys=True).replace("\n", "\n    ")
             f.write(("," if k else "") + "\n    " + text)
-        f.write('\n  ],\n  "schema_version": 3\n}\n')
+        f.write(f'\n  ],\n  "schema_version": {SCHEMA_VERSION}\n}}\n')
 
 
 def measure(argv: Sequence[str], code: Path, cwd: Path, ok: Sequence[int] = (0,)) -> tuple[float, float]:

@@ -4,6 +4,14 @@
                                                     # dynamic, every transform and pattern, -n 2
     python bench/transforms.py --transforms tangents,backward
                                                     # the same, deriving only with these (the base is always run)
+    python bench/transforms.py --transforms sequence --ops sin,add,sum,matmul,nn.functional.relu --select first:2
+                                                    # one pattern over a few ops (the first two samples of
+                                                    # each): its cost as a ratio of the base check's
+    python bench/transforms.py --ops abs,gather,bmm,floor_divide --transforms special,tangents,out --by-index
+                                                    # a few ops, each index of a transform priced alone
+                                                    # (tangents-3 beside tangents-0 to -2, special-0 to -8)
+    python bench/transforms.py --transforms func,checkpoint,hooks,inplace-between,rng --ops sin,mul,matmul,nn.functional.dropout
+                                                    # what users wrap around the call, priced on a few ops
     python bench/transforms.py --results F... --wall SECONDS
                                                     # a report on runs already made, e.g. the groups of
                                                     # the full transform sweep (--wall: their summed wall time)
@@ -41,12 +49,13 @@ from optests._key import CALL_PATTERNS, transform_name  # noqa: E402
 from optests._results import SampleResult, merge_files  # noqa: E402
 
 
-def run_subset(out: Path, workers: int, transforms: str = "all") -> float:
-    """The subset swept with ``transforms`` (and patterns) into ``out``; its wall time."""
+def run_subset(out: Path, workers: int, transforms: str = "all", ops: str = SUBSET, select: str = "all") -> float:
+    """The subset (or ``ops``; ``select``: which of their samples) swept with ``transforms`` (and
+    patterns) into ``out``; its wall time."""
     command = [
         *(sys.executable, "-m", "pytest", "opinfo_sweeps", "-q", "-p", "no:cacheprovider", "-n", str(workers)),
-        *(f"--optests-ops={SUBSET}", "--optests-modes=static,dynamic", f"--optests-transforms={transforms}"),
-        f"--optests-results={out}",
+        *(f"--optests-ops={ops}", "--optests-modes=static,dynamic", f"--optests-transforms={transforms}"),
+        *(f"--optests-select={select}", f"--optests-results={out}"),
     ]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -60,11 +69,12 @@ def base_id(r: SampleResult) -> str:
     return r.id.removesuffix(f"-{r.transform}")
 
 
-def report(records: list[SampleResult], wall: float, workers: int) -> list[str]:
-    """The table described in the module's docstring."""
+def report(records: list[SampleResult], wall: float, workers: int, by_index: bool = False) -> list[str]:
+    """The table described in the module's docstring; ``by_index``: a row per derived sample's
+    suffix (``tangents-3``, ``special-0``), not per transform."""
     groups: dict[str, list[SampleResult]] = defaultdict(list)
     for r in records:
-        groups[transform_name(r.transform) if r.transform else ""].append(r)
+        groups[(r.transform if by_index else transform_name(r.transform)) if r.transform else ""].append(r)
     base = groups.pop("", [])
     if not base or not sum(r.duration for r in base):
         raise ValueError("the results hold no base samples with check times to compare with")
@@ -82,8 +92,8 @@ def report(records: list[SampleResult], wall: float, workers: int) -> list[str]:
         f"{'transform':<14}{'samples':>9}{'/base':>7}{'n/a':>8}{'check':>9}{'x base':>8}{'sweep':>8}{'x base':>8}"
         f"{'passed':>9}{'failed':>8}{'new':>6}  failed by stage",
     ]
-    patterns = [name for name in sorted(groups) if name in CALL_PATTERNS]
-    order = [name for name in sorted(groups) if name not in CALL_PATTERNS]
+    patterns = [name for name in sorted(groups) if transform_name(name) in CALL_PATTERNS]
+    order = [name for name in sorted(groups) if transform_name(name) not in CALL_PATTERNS]
     order += ["-- call patterns:"] * bool(patterns) + patterns  # after the input transforms, under a header
     for name in order:
         if name not in groups:
@@ -114,6 +124,11 @@ def main() -> int:
     ap.add_argument(
         "--transforms", default="all", help="what the run derives with, as --optests-transforms takes it (default all)"
     )
+    ap.add_argument("--ops", default=SUBSET, help="op globs, comma-separated (default: the subset of bench/speed.py)")
+    ap.add_argument("--select", default="all", help="which samples of each op, as --optests-select takes it (default all)")
+    ap.add_argument(
+        "--by-index", action="store_true", help="a row per index of a transform (tangents-3, special-0), not per transform"
+    )
     args = ap.parse_args()
     if args.results:
         if args.wall is None:
@@ -123,10 +138,10 @@ def main() -> int:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "results.json"
-            wall = run_subset(out, args.workers, args.transforms)
+            wall = run_subset(out, args.workers, args.transforms, args.ops, args.select)
             _, records, _ = merge_files([out])
     try:
-        print("\n".join(report(records, wall, args.workers)))
+        print("\n".join(report(records, wall, args.workers, args.by_index)))
     except ValueError as e:
         sys.exit(f"bench/transforms.py: {e}")
     return 0

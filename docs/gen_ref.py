@@ -201,7 +201,11 @@ def derivations_page() -> str:
     for name, where in _key.CALL_PATTERNS.items():
         module, row = _derivation(where)
         count = int(getattr(row, "count", 1))
-        ids = f"`{name}-0`" + (f" to `{name}-{count - 1}`" if count > 1 else "")
+        ids = (
+            f"`{name}`"
+            if getattr(row, "unindexed", False)
+            else f"`{name}-0`" + (f" to `{name}-{count - 1}`" if count > 1 else "")
+        )
         lines.append(f"| `{name}` | `{where}` | {ids} | {_cell(_prose(module.__doc__))} |")
     return "\n".join(lines) + "\n"
 

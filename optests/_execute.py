@@ -15,12 +15,13 @@ def execute(case: Case) -> tuple[SampleResult, str]:
     import torch
 
     from . import _opinfo
-    from ._pipeline import Base, record, run_child
+    from ._pipeline import Base, following, record, run_child
 
     key = case.key
     assert key.sample is not None
     dtype = getattr(torch, key.dtype)
-    sample = _opinfo.cached_samples(case.ref, key.device, dtype)[key.sample]
+    cached = _opinfo.cached_samples(case.ref, key.device, dtype)
+    sample = cached[key.sample]
     redraw = _randomized_sample(case, dtype)
     setup = None if key.transform else _opinfo.repro_setup(case.ref, key.device, dtype, key.sample, redraw=redraw is not None)
     base = Base(
@@ -32,6 +33,7 @@ def execute(case: Case) -> tuple[SampleResult, str]:
         redraw,
         _opinfo.opinfo(case.ref),
         setup,
+        following([(s.func, s.args, s.kwargs) for s in cached]) if key.sample == 0 and key.transform else (),
     )
     ran = run_child(key, base)
     verdict = Verdict.SKIPPED if ran.result.outcome is Outcome.SKIPPED else None

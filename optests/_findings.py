@@ -27,6 +27,9 @@ class Stage(str, enum.Enum):
     MUTATION = "mutation"
     #: A finding on randomized input data, against the same compiled function.
     RANDOMIZED = "randomized"
+    #: A later call of a sequence on one compiled function differs from eager (the first call's
+    #: finding keeps its own stage).
+    SEQUENCE = "sequence"
     #: The process running the sample died.
     CRASH = "crash"
     #: The sample ran past its time limit.
@@ -172,6 +175,15 @@ class RandomizedMismatch(Finding):
     stage = Stage.RANDOMIZED
 
 
+class SequenceMismatch(Finding):
+    """A later call of a sequence on one compiled function (other sizes, scalars, layouts, grad
+    mode...) differs from eager, where the first call agreed: a guard that did not fire, a
+    recompile that went wrong, a fake kernel wrong for the new inputs. ``what`` names the call
+    and what changed; ``detail`` the stage the call alone would have had."""
+
+    stage = Stage.SEQUENCE
+
+
 FINDING_CLASSES: dict[Stage, type[Finding]] = {
     cls.stage: cls
     for cls in (
@@ -182,6 +194,7 @@ FINDING_CLASSES: dict[Stage, type[Finding]] = {
         MetadataMismatch,
         MutationMismatch,
         RandomizedMismatch,
+        SequenceMismatch,
     )
 }
 

@@ -72,6 +72,7 @@ INPUT_TRANSFORMS: dict[str, str] = {  # other inputs, called as the base sample 
     "grad-subset": "optests._transforms:GRAD_SUBSET",
     "dtypes": "optests._transforms:DTYPES_TRANSFORM",
     "resized": "optests._transforms:RESIZED",
+    "special": "optests._patterns.special:SPECIAL",
 }
 CALL_PATTERNS: dict[str, str] = {  # the function called, or its outputs used, otherwise (optests._patterns)
     "tangents": "optests._patterns.tangents:TANGENTS",
@@ -82,6 +83,12 @@ CALL_PATTERNS: dict[str, str] = {  # the function called, or its outputs used, o
     "out": "optests._patterns.out:OUT",
     "subclass": "optests._patterns.subclass:SUBCLASS",
     "autocast": "optests._patterns.autocast:AUTOCAST",
+    "sequence": "optests._patterns.sequence:SEQUENCE",
+    "func": "optests._patterns.func:FUNC",
+    "checkpoint": "optests._patterns.checkpoint:CHECKPOINT",
+    "hooks": "optests._patterns.hooks:HOOKS_PATTERN",
+    "inplace-between": "optests._patterns.inplace_between:INPLACE_BETWEEN",
+    "rng": "optests._patterns.rng:RNG",
 }
 DERIVATIONS = {**INPUT_TRANSFORMS, **CALL_PATTERNS}
 

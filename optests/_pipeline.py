@@ -103,6 +103,22 @@ class Base:
     opinfo: Any = None
     #: Script lines that rebuild the sample (and its redraw) by name, for a finding's repro.
     setup: str | None = None
+    #: The op's first sample only: the samples after it that call the same callable, in order
+    #: (at most :data:`FOLLOWING`): the ``sequence`` pattern calls one compiled function over them.
+    following: tuple[Sample, ...] = ()
+
+
+#: How many samples after the first a sequence over an op's own samples calls.
+FOLLOWING = 8
+
+
+def following(bases: Sequence[tuple[Callable[..., Any], Sequence[Any], Mapping[str, Any]]]) -> tuple[Sample, ...]:
+    """Of an op's samples in order, as ``(func, args, kwargs)``, those after the first that call
+    the same callable (at most :data:`FOLLOWING`): what :attr:`Base.following` holds."""
+    if not bases:
+        return ()
+    first = bases[0][0]
+    return tuple((args, kwargs) for func, args, kwargs in bases[1:] if func is first)[:FOLLOWING]
 
 
 def _derivation_error(transform: str, where: str, e: Exception) -> DerivationError:
@@ -291,6 +307,9 @@ def plan(
             ]
             continue
         order = sorted(bases)
+        if order and transforms:  # the first sample carries the ones after it (the sequence over them)
+            after = following([(bases[i].func, bases[i].args, bases[i].kwargs) for i in order])
+            bases = {**bases, order[0]: dataclasses.replace(bases[order[0]], following=after)} if after else bases
         chosen = selection.indices([(bases[i].args, bases[i].kwargs) for i in order], [bases[i].func for i in order])
         picked = [order[j] for j in chosen]
         where = f"{op_id(op, variant)} {dtype} {device} sample"

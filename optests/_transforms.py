@@ -324,7 +324,7 @@ class Sample:
         ``dtype``, if given."""
         replace = replace or {}
         requires_grad = requires_grad or {}
-        keys = {pos: _storage_key(self.tensor(pos)) for pos in self.inputs if pos not in replace}
+        keys = {pos: _storage_id(self.tensor(pos)) for pos in self.inputs if pos not in replace}
         shared = {k for k in keys.values() if k is not None and list(keys.values()).count(k) > 1}
         bases: dict[tuple[str, int], torch.Tensor] = {}
         new: dict[int, torch.Tensor] = {}
@@ -371,7 +371,7 @@ def _leaf(t: torch.Tensor, requires_grad: bool) -> torch.Tensor:
     return t.requires_grad_(requires_grad and (t.is_floating_point() or t.is_complex()))
 
 
-def _storage_key(t: torch.Tensor) -> tuple[str, int] | None:
+def _storage_id(t: torch.Tensor) -> tuple[str, int] | None:
     """What identifies a tensor's storage (None: an empty one, which nothing shares)."""
     storage = t.untyped_storage()
     return (str(t.device), storage.data_ptr()) if storage.nbytes() else None
@@ -391,7 +391,7 @@ def _exact_copy(
     with torch.no_grad():
         src = _plain(t)
         old = src.untyped_storage()
-        key = _storage_key(src)
+        key = _storage_id(src)
         whole = bases.get(key) if bases is not None and key is not None else None
         if whole is None:
             whole = src.new_empty(0).set_(old, 0, (old.nbytes() // src.element_size(),), (1,))

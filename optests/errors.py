@@ -29,6 +29,7 @@ from ._findings import (
     MetadataMismatch,
     MutationMismatch,
     RandomizedMismatch,
+    SequenceMismatch,
     TraceFailure,
     UserBaseException,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "MetadataMismatch",
     "MutationMismatch",
     "RandomizedMismatch",
+    "SequenceMismatch",
     "UserBaseException",
     "ReadError",
     "WriteError",

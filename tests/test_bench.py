@@ -238,3 +238,27 @@ def test_the_check_seeds_the_cpu_generator_alone_where_no_accelerator_is_in_use(
     result = run_check(torch.nn.functional.dropout, [x], {"p": 0.5}, False, try_check_data_specialization=True)
     assert result.outcome is Outcome.PASSED, result.message
     assert torch.cuda._lazy_seed_tracker.get_calls() == queued  # nothing queued
+
+
+def test_the_report_prices_each_index_alone_where_asked() -> None:
+    """``--by-index``: ``tangents-3`` (the last two dims transposed) priced beside the other
+    layouts, ``special-0`` beside ``special-6``, against the same base."""
+    records = [
+        _r(0),
+        _r(1),
+        _r(0, "tangents-0"),
+        _r(0, "tangents-3", duration=3.0),
+        _r(1, "tangents-3", na=True, duration=0.5),
+        _r(0, "special-0", stage=Stage.FORWARD),
+        _r(0, "special-6", na=True),
+    ]
+    lines = _bench("transforms").report(records, wall=9.0, workers=1, by_index=True)
+    table = {line.split()[0]: line.split()[1:] for line in lines[4:]}
+    assert list(table) == ["special-0", "special-6", "--", "tangents-0", "tangents-3"]
+    assert table["tangents-3"][:3] == ["2", "1.00", "1"] and table["tangents-3"][4] == "1.75"  # 3.5 s of check against 2
+    assert table["special-0"][-2:] == ["forward", "1"]
+    assert [line.split()[0] for line in _bench("transforms").report(records, wall=9.0, workers=1)[4:]] == [
+        "special",
+        "--",
+        "tangents",
+    ]

@@ -345,7 +345,7 @@ R.json: the number 1e999 is out of range and would read as infinity (optests nev
 R.json: samples[1]: duration=-1, but expected a finite number of seconds >= 0
 R.json: samples[1]: duration='0.5', but expected a finite number of seconds >= 0
 R.json: samples[1]: outcome='fail', but expected one of passed, failed, skipped, not_applicable
-R.json: samples[1]: stage='nope', but expected null or one of eager, trace, forward, backward, metadata, mutation, randomized, crash, timeout
+R.json: samples[1]: stage='nope', but expected null or one of eager, trace, forward, backward, metadata, mutation, randomized, sequence, crash, timeout
 R.json: samples[1]: op='', but expected a non-empty string
 R.json: samples[1]: missing field 'op'
 R.json: samples[1]: missing field 'outcome'""",

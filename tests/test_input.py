@@ -57,6 +57,7 @@ def test_the_public_names_are_exactly_these() -> None:
         "RandomizedMismatch",
         "SampleCheck",
         "SampleKey",
+        "SequenceMismatch",
         "Stage",
         "TraceFailure",
         "Verdict",

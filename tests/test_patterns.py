@@ -33,7 +33,22 @@ BIN = Path(sys.executable).parent
 
 def test_each_transform_and_pattern_is_declared_once_where_ids_and_options_read_it() -> None:
     assert TRANSFORMS == tuple(DERIVATIONS)
-    assert set(CALL_PATTERNS) == {"tangents", "grad-mode", "backward", "outputs", "inplace", "out", "subclass", "autocast"}
+    assert set(CALL_PATTERNS) == {
+        "tangents",
+        "grad-mode",
+        "backward",
+        "outputs",
+        "inplace",
+        "out",
+        "subclass",
+        "autocast",
+        "sequence",
+        "func",
+        "checkpoint",
+        "hooks",
+        "inplace-between",
+        "rng",
+    }
     for name in TRANSFORMS:
         assert isinstance(transform_of(name), Transform), name
         assert SampleKey.is_id(f"static-float32-cpu-sin-sample0-{name}")
@@ -79,10 +94,10 @@ def test_a_pattern_derives_the_sample_as_it_is_checked_with_the_pattern_its_suff
     assert [d.check_gradients(True) for d in derive("grad-mode", [x], {})] == [False, False]
     assert derive("autocast", [x], {})[0].judged is torch.bfloat16
     assert get_pattern(DEFAULT_PATTERN) is not None
-    for name in ("tangents-x", "tangents-3", "backward-4", "grad-mode-2", "out-4", "outputs-0", "subclass-1"):
+    for name in ("tangents-x", "tangents-4", "backward-4", "grad-mode-2", "out-4", "outputs-0", "subclass-1"):
         with pytest.raises(ValueError, match=f"^unknown call pattern '{name}'; known: single"):
             get_pattern(name)
-    assert [type(get_pattern(f"tangents-{i}")).__name__ for i in range(3)] == ["Tangents"] * 3
+    assert [type(get_pattern(f"tangents-{i}")).__name__ for i in range(4)] == ["Tangents"] * 4
 
 
 def test_inplace_and_out_need_the_sample_s_origin() -> None:
@@ -296,7 +311,7 @@ def test_takes_out_reads_a_custom_op_s_schema_and_an_aten_op_s() -> None:
         return x * 2
 
     def of(func: object) -> bool:
-        return takes_out(SimpleNamespace(opinfo=None, func=func), SimpleNamespace(kwargs={}))  # type: ignore[arg-type]
+        return takes_out(SimpleNamespace(opinfo=None, func=func), SimpleNamespace(args=(), kwargs={}))  # type: ignore[arg-type]
 
     assert not of(scale_into) and not of(scale)
     assert of(torch.ops.aten.sin.out) and not of(torch.ops.aten.sin.default)

@@ -58,7 +58,7 @@ def _doc(*entries: dict[str, object], version: object = 1) -> str:
         (_doc(_entry(status="flakey")), "reg.json: entries[0] (sin static): unknown status 'flakey'; valid: xfail, skip, flaky"),
         (
             _doc(_entry(stage="forwrd")),
-            "reg.json: entries[0] (sin static): unknown stage 'forwrd'; valid: eager, trace, forward, backward, metadata, mutation, randomized, crash, timeout",
+            "reg.json: entries[0] (sin static): unknown stage 'forwrd'; valid: eager, trace, forward, backward, metadata, mutation, randomized, sequence, crash, timeout",
         ),
         (
             _doc(_entry(mode="fast")),

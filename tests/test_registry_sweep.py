@@ -259,16 +259,16 @@ def test_last_failed_and_stepwise_runs_report_no_stale_entries(sweep: pytest.Pyt
 
 def test_entries_that_can_never_match_are_stale_whatever_the_run_selects(sweep: pytest.Pytester) -> None:
     """A misspelt backend (``inductr``) is a name a module might register, so it loads; a derived
-    sample's suffix that no transform makes (``noncontiguous-0``: it has no index; ``tangents-3``:
-    tangents has three) is known only from the transforms' rows, which import torch. The run knows
+    sample's suffix that no transform makes (``noncontiguous-0``: it has no index; ``tangents-4``:
+    tangents has four) is known only from the transforms' rows, which import torch. The run knows
     both: they are reported stale whatever it selects (this run checks aot_eager, no transform),
     and a strict run fails on them."""
     entry = {
         "op": "good", "variant": "", "mode": "static", "dtype": "float32", "device": "cpu", "status": "xfail",
         "stage": "forward", "reason": "never", "samples": "0",
     }  # fmt: skip
-    entries = [{**entry, "backend": "inductr"}, {**entry, "transform": "noncontiguous-0"}, {**entry, "transform": "tangents-3"}]
-    entries.append({**entry, "transform": "tangents-2"})  # one that a run with tangents makes: not stale here
+    entries = [{**entry, "backend": "inductr"}, {**entry, "transform": "noncontiguous-0"}, {**entry, "transform": "tangents-4"}]
+    entries.append({**entry, "transform": "tangents-3"})  # one that a run with tangents makes: not stale here
     (sweep.path / "expected_failures.json").write_text(json.dumps({"schema_version": 4, "entries": entries}))
     args = [*DB, "--optests-ops=good", "--optests-modes=static"]
     result = run_inline(sweep, *args, "--optests-strict-registry")
@@ -276,7 +276,7 @@ def test_entries_that_can_never_match_are_stale_whatever_the_run_selects(sweep: 
     assert stale == [
         "stale registry entry (matches no collected sample): good static float32 cpu @inductr forward samples=[0]",
         "stale registry entry (matches no collected sample): good static float32 cpu noncontiguous-0 forward samples=[0]",
-        "stale registry entry (matches no collected sample): good static float32 cpu tangents-3 forward samples=[0]",
+        "stale registry entry (matches no collected sample): good static float32 cpu tangents-4 forward samples=[0]",
     ], result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert run_inline(sweep, *args).ret == pytest.ExitCode.OK  # reported, not failed, unless strict

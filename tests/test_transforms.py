@@ -212,7 +212,11 @@ def test_views_of_one_base_stay_views_of_one_base() -> None:
 
 def test_what_each_transform_derives() -> None:
     a, b, c = _x(3, 4, grad=True), _x(3, 4, grad=True), _x(2, 3, 4, 5)
-    found = {t: [(d.suffix, d.description) for d in derive(t, [a, b], {"c": c})] for t in INPUT_TRANSFORMS if t != "resized"}
+    found = {
+        t: [(d.suffix, d.description) for d in derive(t, [a, b], {"c": c})]
+        for t in INPUT_TRANSFORMS
+        if t not in ("resized", "special")  # special: tests/test_special.py
+    }
     assert found == {
         "noncontiguous": [("noncontiguous", "every tensor input non-dense (strides doubled, storage offset 1)")],
         "transposed": [
@@ -328,6 +332,8 @@ def _check(case: Bug | Correct, d: Derived | None, dynamic: bool) -> optests.Che
         args, kwargs = case.make()
         return optests.run_check(case.func, args, kwargs, dynamic, try_check_data_specialization=True, **options)
     options["check_gradients"] = d.check_gradients(options.get("check_gradients", True))
+    if d.pattern:  # ``special``'s samples are judged by its pattern (NaN equal to NaN, signed zeros)
+        options["pattern"] = d.pattern
     return optests.run_check(case.func, d.args, d.kwargs, dynamic, try_check_data_specialization=True, **options)
 
 
@@ -457,8 +463,10 @@ def test_drawn_sizes_do_not_depend_on_the_code_around_the_run(tmp_path: Path) ->
         ("transposed", False),  # its samples are always named with their index
         ("grad-subset-7", True),
         ("grad-subset", False),
-        ("tangents-2", True),
-        ("tangents-3", False),  # tangents has three patterns
+        ("tangents-3", True),
+        ("tangents-4", False),  # tangents has four patterns
+        ("special-8", True),
+        ("special-9", False),
         ("outputs", True),
         ("outputs-0", False),
         ("out-3", True),

@@ -108,3 +108,20 @@ def aborts(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Call
 
     os.kill(os.getpid(), signal.SIGKILL)
     raise AssertionError("unreachable")
+
+
+#: The first graph each frame compiled to, by Dynamo's frame id (:func:`stale_on_recompile`).
+_FIRST: dict[int | None, Callable[..., Any]] = {}
+
+
+def stale_on_recompile(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    """Miscompiles on purpose, on a recompile only: Dynamo's ``aot_eager``, but it caches what it
+    compiled of the first graph of each frame and returns that for every later graph of the
+    frame, as if no guard had failed (a single call per compiled function never shows it)."""
+    from torch._dynamo.backends.registry import lookup_backend
+
+    compile_id = torch._guards.CompileContext.current_compile_id()
+    frame, count = (compile_id.frame_id, compile_id.frame_compile_id) if compile_id is not None else (None, 0)
+    if not count or frame not in _FIRST:
+        _FIRST[frame] = lookup_backend("aot_eager")(gm, example_inputs)
+    return _FIRST[frame]

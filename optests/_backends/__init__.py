@@ -49,6 +49,7 @@ __all__ = [
     "BackendUnavailable",
     "get_backend",
     "parse_backends",
+    "dynamo_backend",
     "preflight",
     "register",
     "register_backend",
@@ -164,6 +165,61 @@ def get_backend(name: str) -> Backend:
         resolved = resolve(name)
     _RESOLVED[name] = resolved
     return resolved
+
+
+def dynamo_backend(name: str, *, disable_functionalization: bool = False) -> str | Callable[..., Any]:
+    """What ``torch.compile(backend=...)`` takes for the backend ``name`` names: a sequence of
+    calls on one compiled function (``optests._check._sequence``) needs Dynamo, whatever the
+    backend. ``aot_eager`` and ``aot_eager_decomp_partition``: Dynamo's backends of those names
+    (without functionalization: ``aot_autograd`` with no-op compilers, functionalization off, and
+    the default partitioner); ``inductor``, ``dynamo:NAME`` and ``MODULE:ATTRIBUTE``: what they
+    compile with; a backend :func:`register_backend` gave: one that hands each Dynamo graph to
+    its :meth:`Backend.compile` (dynamic where the graph's inputs are symbolic)."""
+    backend = get_backend(name)
+    if isinstance(backend, Dynamo):
+        return backend.backend
+    if isinstance(backend, (AotEager, AotEagerDecompPartition)):
+        if not disable_functionalization:
+            return "aot_eager" if isinstance(backend, AotEager) else "aot_eager_decomp_partition"
+        from functorch.compile import default_partition, nop
+        from torch._dynamo.backends.common import aot_autograd
+
+        return aot_autograd(
+            fw_compiler=nop,
+            bw_compiler=nop,
+            partition_fn=default_partition,
+            keep_inference_input_mutations=True,
+            disable_functionalization=True,
+        )
+    return _ThroughCompile(backend, disable_functionalization)
+
+
+class _ThroughCompile:
+    """A Dynamo backend that compiles each graph Dynamo gives with a :class:`Backend`'s
+    :meth:`~Backend.compile` (which takes a function of a list of tensors)."""
+
+    def __init__(self, backend: Backend, disable_functionalization: bool) -> None:
+        self.backend, self.disable_functionalization = backend, disable_functionalization
+
+    def __call__(self, gm: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        import torch
+
+        def symbolic(x: Any) -> bool:
+            return isinstance(x, torch.SymInt) or (
+                isinstance(x, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in x.shape)
+            )
+
+        def graph(tensors: list[Any]) -> Any:
+            return gm(*tensors)
+
+        compiled = self.backend.compile(
+            graph, dynamic=any(symbolic(x) for x in example_inputs), disable_functionalization=self.disable_functionalization
+        )
+
+        def run(*args: Any) -> Any:
+            return compiled(list(args))
+
+        return run
 
 
 def refuse_modes(modes: Sequence[str], backends: Sequence[str]) -> None:

@@ -47,14 +47,22 @@ class Dynamo:
         compiled = torch.compile(call, backend=self.backend, fullgraph=True, dynamic=dynamic)
 
         def run(tensors: Any) -> Any:
-            try:
-                return compiled(tensors)
-            except torch._dynamo.exc.Unsupported as e:
-                lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
-                raise GraphBreak(f"graph break (fullgraph=True): {lines[0] if lines else type(e).__name__}") from e
-            except torch._dynamo.exc.BackendCompilerFailed as e:
-                cause = e.inner_exception if e.inner_exception is not None else e.__cause__
-                said = error_line(cause) if cause is not None else "an error"
-                raise BackendCompilerFailed(f"backend={e.backend_name!r} raised {said}") from e
+            return translated(compiled, tensors)
 
         return run
+
+
+def translated(compiled: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``compiled(*args, **kwargs)`` (a ``torch.compile``'d function), a graph break raised as
+    :class:`GraphBreak` and a backend's failure as :class:`BackendCompilerFailed`, in one line."""
+    import torch
+
+    try:
+        return compiled(*args, **kwargs)
+    except torch._dynamo.exc.Unsupported as e:
+        lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+        raise GraphBreak(f"graph break (fullgraph=True): {lines[0] if lines else type(e).__name__}") from e
+    except torch._dynamo.exc.BackendCompilerFailed as e:
+        cause = e.inner_exception if e.inner_exception is not None else e.__cause__
+        said = error_line(cause) if cause is not None else "an error"
+        raise BackendCompilerFailed(f"backend={e.backend_name!r} raised {said}") from e

@@ -26,6 +26,7 @@ are :mod:`optests._api`'s):
 - :mod:`._messages`: What a finding says: its factory, and the phrases for values, dtypes and names.
 - :mod:`._float64`: The float64 judgement: a difference within rounding of the same call in float64 is noted, not a finding.
 - :mod:`._comparisons`: The comparisons of eager and compiled, in the order they run (:data:`COMPARISONS`).
+- :mod:`._sequence`: A sequence of calls on one compiled function (the ``sequence`` call pattern), each compared by the check proper.
 - :mod:`._orchestration`: The check proper: eager vs compiled on the call's inputs, then on randomized data.
 """
 

@@ -96,7 +96,7 @@ def _unless_random(c: _Compared) -> Iterator[None]:
         yield
     except (ForwardMismatch, BackwardMismatch, MutationMismatch) as f:
         of_values = not isinstance(f, MutationMismatch) or f.what.endswith(" after the call")  # not "... mutated"
-        if get_backend(c.opts.options.backend).same_random or not of_values:
+        if _draws_as_eager(c) or not of_values:
             raise
         op = _random_op(c)
         if op is None:
@@ -107,6 +107,16 @@ def _unless_random(c: _Compared) -> Iterator[None]:
         )
         if note not in c.opts.notes:
             c.opts.notes.append(note)
+
+
+def _draws_as_eager(c: _Compared) -> bool:
+    """Whether the compiled call draws random numbers as eager does: the backend says so
+    (``Backend.same_random``), or it is inductor and the pattern called it under
+    ``fallback_random=True`` (``rng``)."""
+    backend = get_backend(c.opts.options.backend)
+    fallback = c.comp.called is not None and c.comp.called.fallback_random
+    # inductor, by any of its names (``dynamo:inductor`` is the same backend object's kind)
+    return backend.same_random or (fallback and getattr(backend, "backend", None) == "inductor")
 
 
 def _random_op(c: _Compared) -> str | None:
@@ -146,14 +156,82 @@ def _refusals(c: _Compared) -> None:
             )
 
 
+def _specials(c: _Compared) -> bool:
+    """Whether the call's inputs hold special values (:attr:`Called.specials`)."""
+    return c.eager.called is not None and c.eager.called.specials
+
+
+def _special_values(c: _Compared) -> None:
+    """Where the inputs hold special values (:attr:`Called.specials`): each output holds NaN
+    exactly where eager's does, and each of its zeros has the sign of eager's."""
+    if not _specials(c):
+        return
+    assert c.comp.called is not None and c.eager.called is not None
+    make = _finding_factory(c.opts)
+    e_leaves, c_leaves = _output_leaves(c.eager.called.compared), _output_leaves(c.comp.called.compared)
+    if [n for n, _ in e_leaves] != [n for n, _ in c_leaves]:
+        return  # the compiled metadata's comparison names that difference
+    for (name, e), (_, a) in zip(e_leaves, c_leaves):
+        if not (isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor)) or e.shape != a.shape or e.dtype != a.dtype:
+            continue
+        if not (e.is_floating_point() or e.is_complex()) or e.layout != torch.strided or a.layout != torch.strided:
+            continue
+        with torch.no_grad():
+            x, y = e.detach().cpu(), a.detach().cpu()
+            nan = x.isnan() != y.isnan()
+            sign = (x == 0) & (y == 0) & (x.signbit() != y.signbit()) if not x.is_complex() else torch.zeros_like(nan)
+        for differ, why in (
+            (nan, "Eager has NaN where the compiled call has not, or the reverse."),
+            (sign, "Both are zero, of different signs (inputs with special values compare the sign of zeros)."),
+        ):
+            if bool(differ.any()):
+                index = tuple(int(i) for i in differ.nonzero()[0]) if differ.dim() else ()
+                where = f"{name} at {list(index)}" if index else name
+                raise make(ForwardMismatch, where, _special(y[index]), f"{_special(x[index])} (as eager)", detail=why)
+
+
+def _special(t: torch.Tensor) -> str:
+    """One element as a special-values message shows it: ``nan``, ``-0.0``, ``inf``, ``0.5``."""
+    v = t.item()
+    if isinstance(v, float) and v == 0:
+        return "-0.0" if t.signbit() else "0.0"
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _nan_free(expected: Any, actual: Any) -> tuple[Any, Any]:
+    """``expected`` and ``actual`` with the NaN they share (the same element of the same output)
+    set to 0, so that any ``assert_equals_fn`` takes NaN as equal to NaN; a NaN in one alone stays."""
+    e_leaves, e_spec = pytree.tree_flatten(expected)
+    a_leaves, a_spec = pytree.tree_flatten(actual)
+    if len(e_leaves) != len(a_leaves):  # (a tuple and a list of outputs are compared leaf by leaf)
+        return expected, actual
+    e_new, a_new = [], []
+    for e, a in zip(e_leaves, a_leaves):
+        if (
+            isinstance(e, torch.Tensor)
+            and isinstance(a, torch.Tensor)
+            and e.shape == a.shape
+            and (e.is_floating_point() or e.is_complex())
+            and e.layout == a.layout == torch.strided
+            and e.device == a.device
+        ):
+            with torch.no_grad():
+                both = e.isnan() & a.isnan()
+                e, a = e.detach().masked_fill(both, 0), a.detach().masked_fill(both, 0)
+        e_new.append(e)
+        a_new.append(a)
+    return pytree.tree_unflatten(e_new, e_spec), pytree.tree_unflatten(a_new, a_spec)
+
+
 def _outputs(c: _Compared) -> None:
     truth = c.truth.out if c.truth is not None else None
     assert c.eager.called is not None and c.comp.called is not None
     with _unless_random(c):
         precision = c.eager.called.precision
-        _compare(
-            ForwardMismatch, "out", c.eager.called.compared, c.comp.called.compared, c.opts, truth=truth, precision=precision
-        )
+        expected, actual = c.eager.called.compared, c.comp.called.compared
+        if _specials(c):
+            expected, actual = _nan_free(expected, actual)
+        _compare(ForwardMismatch, "out", expected, actual, c.opts, truth=truth, precision=precision)
 
 
 def _gradients(c: _Compared) -> None:
@@ -166,18 +244,63 @@ def _gradients(c: _Compared) -> None:
     truth = c.truth.grads if c.truth is not None else None
     precision = c.eager.called.precision if c.eager.called is not None else None
     weighed = c.eager.called is not None and c.eager.called.tangents is not None
+    expected, actual = (_nan_free(c.eager.grads, c.comp.grads)) if _specials(c) else (c.eager.grads, c.comp.grads)
     with _unless_random(c):
         _compare(
             BackwardMismatch,
             "grad",
-            c.eager.grads,
-            c.comp.grads,
+            expected,
+            actual,
             c.opts,
             names=names,
             truth=truth,
             precision=precision,
             weighed=weighed,
         )
+
+
+def _observed(c: _Compared) -> None:
+    """What the pattern saw beside the outputs and gradients (:attr:`Called.observed`: the RNG
+    state after the call, what a hook was called with), eager's against the compiled call's."""
+    if c.eager.called is None or c.comp.called is None:
+        return
+    make = _finding_factory(c.opts)
+    seen = [o for o in c.comp.called.observed if not o.backward or c.gradients]
+    wanted = [o for o in c.eager.called.observed if not o.backward or c.gradients]
+    detail = "Eager and the compiled call disagree on what the call pattern saw beside the outputs."
+    if [o.what for o in seen] != [o.what for o in wanted]:
+        names, expected = [o.what for o in seen], [o.what for o in wanted]
+        stage = BackwardMismatch if any(o.backward for o in wanted + seen) else ForwardMismatch
+        raise make(stage, "observed", _listed(names), f"{_listed(expected)} (as eager)", detail=detail)
+    with _unless_random(c):
+        for mine, theirs in zip(seen, wanted):
+            cls = BackwardMismatch if theirs.backward else ForwardMismatch
+            if theirs.random_state:
+                # a call eager makes without drawing must not draw compiled, whatever the backend
+                if not torch.equal(mine.value, theirs.value) and (_draws_as_eager(c) or _random_op(c) is None):
+                    raise make(
+                        cls,
+                        theirs.what,
+                        "another state",
+                        "eager's (the same seed before each call)",
+                        detail="The compiled call drew from the global generator otherwise than eager: "
+                        "random numbers drawn after it differ.",
+                    )
+                continue
+            if isinstance(theirs.value, torch.Tensor) and isinstance(mine.value, torch.Tensor):
+                try:
+                    c.opts.options.assert_equals_fn(mine.value, theirs.value)
+                except Exception as e:
+                    got, wanted_txt = _difference(mine.value, theirs.value)
+                    raise make(cls, theirs.what, got, wanted_txt, detail=_error_excerpt(e)) from e
+            elif type(mine.value) is not type(theirs.value) or mine.value != theirs.value:
+                raise make(cls, theirs.what, _short_value(mine.value), f"{_short_value(theirs.value)} (as eager)", detail=detail)
+
+
+def _short_value(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor {_dtype(value.dtype)}{list(value.shape)}"
+    return "None" if value is None else str(value)
 
 
 def _compares(o: CheckOptions) -> bool:
@@ -196,8 +319,10 @@ COMPARISONS: tuple[tuple[str, Callable[[CheckOptions], bool], Callable[[_Compare
     ("autograd metadata", lambda o: _compares(o) and o.check_autograd_metadata, _autograd_metadata),
     ("mutations", lambda o: _compares(o) and o.check_mutations, _mutations),
     ("refusals", _compares, _refusals),
+    ("special values", _compares, _special_values),
     ("outputs", _compares, _outputs),
     ("gradients", _compares, _gradients),
+    ("observed", _compares, _observed),
 )
 
 
@@ -224,6 +349,7 @@ def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Checkin
 
 def _forward_only_compiles(call: _TensorCall, opts: _Checking) -> bool:
     probe = _TensorCall(call.func, *pytree.tree_unflatten(call.leaves, call.spec))
+    probe.body = call.body
     inputs = [t.detach() for t in _copies(call.tensors)]
     try:
         _called(opts.pattern, _compile(probe, opts), inputs)
@@ -343,7 +469,10 @@ def _check_mutations(
             )
         if e_mut:
             written = functools.partial(truth.after, i) if truth is not None else None
-            _compare(MutationMismatch, name, e, c, opts, what_suffix=" after the call", truth=written, precision=precision)
+            expected, actual = _nan_free(e, c) if eager.called is not None and eager.called.specials else (e, c)
+            _compare(
+                MutationMismatch, name, expected, actual, opts, what_suffix=" after the call", truth=written, precision=precision
+            )
 
 
 def _raised_only_compiled(eager: _Run, comp: _Run) -> str:

@@ -10,14 +10,17 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from .._backends import get_backend
 from .._findings import BackwardMismatch, EagerFailure, Finding, ForwardMismatch, RandomizedMismatch, error_line
 from .._patterns import DEFAULT_PATTERN, Called, DependsOnCpu, get_pattern
+from .._patterns.base import BODY
 from ._comparisons import COMPARISONS, _Compared
 from ._copies import _copies, _donor_values
 from ._float64 import _Float64Reference
 from ._messages import _dtype, _finding_factory
 from ._options import CheckOptions, _Checking
 from ._running import _RANDOM_DATA_SEED, _called, _compile, _Run, _seeded, _user_gradients
+from ._sequence import _check_sequence
 from ._trace import _output_leaves, _TensorCall
 
 _NO_GRAD_FN = "does not require grad and does not have a grad_fn"
@@ -170,10 +173,18 @@ def _check_call(call: _TensorCall, options: CheckOptions) -> list[str]:
     the same compiled function. Raises a :class:`Finding`; returns the notes. Repro scripts run
     this very function: ``_repro.write_standalone`` copies it, with all it uses, into them."""
     opts = _Checking(options, options.context or "", get_pattern(options.pattern))
+    if hasattr(opts.pattern, "steps"):  # a sequence of calls on one compiled function
+        with _environment_independent():
+            return _check_sequence(call, options, opts, _check_once)
     with _environment_independent():
         # Dynamo (which higher-order ops such as map trace their bodies with) keeps compiled frames
         # across calls: without a reset, a check's verdict depends on what ran before it
         torch._dynamo.reset()
+        if hasattr(opts.pattern, "fallback_random"):  # rng: inductor draws as eager under fallback_random
+            opts.pattern.fallback_random = getattr(get_backend(options.backend), "backend", None) == "inductor"
+        body = getattr(opts.pattern, BODY, None)  # what the pattern wraps around the call, compiled with it
+        if body is not None:
+            call = call.within(body)
         compiled = _compile(call, opts)
         originals = list(call.tensors)
         try:

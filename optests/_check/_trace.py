@@ -48,6 +48,17 @@ class _TensorCall:
         self.tensors: list[torch.Tensor] = [self.leaves[i] for i in self.positions]
         self.names = [_input_name(paths_and_leaves[i][0]) for i in self.positions]
         self.trace: _TraceRecord | None = None
+        #: What a call pattern wraps around the call (``optests._patterns.base.BODY``): the
+        #: function both eager and the backend run is ``body(call)``; None: the call itself.
+        self.body: Callable[[Callable[[Sequence[torch.Tensor]], Any]], Callable[[Sequence[torch.Tensor]], Any]] | None = None
+
+    def within(
+        self, body: Callable[[Callable[[Sequence[torch.Tensor]], Any]], Callable[[Sequence[torch.Tensor]], Any]]
+    ) -> _TensorCall:
+        """This call with ``body`` wrapped around it (:attr:`body`), as a new call."""
+        wrapped = _TensorCall(self.func, *pytree.tree_unflatten(self.leaves, self.spec))
+        wrapped.body = body
+        return wrapped
 
     def rebuild(self, tensors: Sequence[torch.Tensor]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """``(args, kwargs)`` with these tensors in place of the original ones."""
@@ -58,6 +69,11 @@ class _TensorCall:
         return args, kwargs
 
     def eager(self, tensors: Sequence[torch.Tensor]) -> Any:
+        if self.body is not None:
+            return self.body(self._plain)(tensors)
+        return self._plain(tensors)
+
+    def _plain(self, tensors: Sequence[torch.Tensor]) -> Any:
         args, kwargs = self.rebuild(tensors)
         return self.func(*args, **kwargs)
 
@@ -65,7 +81,10 @@ class _TensorCall:
         # Only a backend calls this (our eager runs call `eager`), so the inputs are traced. Dynamo
         # traces the Python itself: it records nothing (it would break the graph), and no trace is kept.
         out = self.eager(tensors)
-        if self.trace is None and not torch.compiler.is_dynamo_compiling():
+        # under a torch.func transform around the compiled call (``func``) the tensors traced
+        # are per-example, not what the call returns: no trace is kept either
+        transformed = torch._C._functorch.peek_interpreter_stack() is not None
+        if self.trace is None and not torch.compiler.is_dynamo_compiling() and not transformed:
             self.trace = _TraceRecord(
                 outputs=tuple(
                     (name, _meta(leaf, tensors) if isinstance(leaf, torch.Tensor) else None) for name, leaf in _output_leaves(out)

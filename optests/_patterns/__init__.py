@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .base import Called, CallPattern, DependsOnCpu, Unsupported
+from .base import Called, CallPattern, DependsOnCpu, Observed, Unsupported
 from .single import Single
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "CallPattern",
     "Called",
     "DependsOnCpu",
+    "Observed",
     "Unsupported",
     "get_pattern",
     "recipe",

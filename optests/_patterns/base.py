@@ -43,6 +43,33 @@ class Called:
     #: is given before :meth:`CallPattern.gradients`, the backward takes these: the float64
     #: reference gives eager's, widened in their layouts, so its gradients are of the same tangents.
     tangents: list[torch.Tensor] | None = None
+    #: The inputs hold special values (``special``): outputs must hold NaN exactly where eager's
+    #: do and zeros of eager's sign, and values (outputs, mutated inputs and gradients, where
+    #: checked) compare with NaN equal to NaN, whatever ``assert_equals_fn`` says of NaN.
+    specials: bool = False
+    #: What the pattern saw beside the outputs and gradients (the RNG state after the call, the
+    #: gradients a hook was called with, a retained ``.grad``), in order: each compared, eager's
+    #: against the compiled call's, after the gradients (:func:`optests._check._comparisons._observed`).
+    observed: list[Observed] = field(default_factory=list)
+    #: The call ran under ``torch._inductor.config.fallback_random=True`` (``rng``): inductor then
+    #: draws random numbers as eager does, and the values of a call that draws them are compared.
+    fallback_random: bool = False
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One thing a pattern saw beside the call's outputs, compared eager vs compiled."""
+
+    #: What it is, as messages name it: ``gradient hook on input 0, call 1``.
+    what: str
+    #: The value: a tensor (compared as outputs are, or exactly), a count, or another plain value.
+    value: Any
+    #: Seen in the backward (a finding at ``backward``), else in the forward.
+    backward: bool = False
+    #: Compared bit for bit (``torch.get_rng_state()``), where the backend draws random numbers as
+    #: eager does (``Backend.same_random``, or inductor under ``fallback_random``) or eager's call
+    #: draws none.
+    random_state: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,3 +120,11 @@ class CallPattern(Protocol):
         ``inputs`` (those that require grad). An error is a finding (a ``backward`` one for the
         compiled call; eager's makes the sample not applicable), except :class:`Unsupported`."""
         ...
+
+
+#: A pattern may also change what is compiled (and called eagerly in its place): a method of this
+#: name, ``body(fn) -> fn'``, given the call as a function of its tensors, returns the function
+#: the backend compiles and eager calls (``func-2``: a body that applies ``torch.func.grad``;
+#: ``checkpoint-1``: one that checkpoints the call). The check looks it up with
+#: ``getattr(pattern, BODY, None)``: a pattern without it compiles the call itself.
+BODY = "body"

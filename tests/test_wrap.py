@@ -1,0 +1,124 @@
+"""What users wrap around the compiled call (issue 51, item 2): each planted bug of
+``wrap_corpus.py`` flagged by its pattern, at its stage, in static and dynamic mode, and the
+correct case of the same shape left clean; the seams the patterns use (a body compiled in place
+of the call, what a pattern observes beside the outputs)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import wrap_corpus as corpus
+
+import optests
+from optests._key import CALL_PATTERNS, transform_name
+from optests._patterns import get_pattern
+from optests._patterns.base import BODY
+from optests._transforms import derive
+
+NEW = ("func", "checkpoint", "hooks", "inplace-between", "rng")
+
+
+def _failed(checks: list[optests.SampleCheck]) -> dict[str, tuple[str, str]]:
+    return {
+        c.key.transform: (str(c.result.stage), c.result.message) for c in checks if c.result.outcome is optests.Outcome.FAILED
+    }
+
+
+@pytest.mark.parametrize("mode", ["static", "dynamic"])
+@pytest.mark.parametrize("name", sorted(corpus.BUGS))
+def test_each_pattern_flags_its_planted_bug_and_leaves_the_correct_case_clean(name: str, mode: str) -> None:
+    bug, good = corpus.BUGS[name], corpus.CORRECT[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        flagged = _failed(optests.check_op(bug.func, [bug.make()], modes=[mode], transforms=bug.pattern, backends=[bug.backend]))
+        clean = _failed(
+            optests.check_op(good.func, [good.make()], modes=[mode], transforms=good.pattern, backends=[good.backend])
+        )
+    assert "" not in flagged, flagged[""]  # the plain check passes: only the pattern shows the bug
+    assert any(transform_name(t) == bug.pattern and stage == bug.stage for t, (stage, _) in flagged.items()), flagged
+    assert not clean, clean
+
+
+def test_messages_name_the_pattern_and_what_differs() -> None:
+    bug = corpus.BUGS["rng_seed_draw"]
+    (check,) = [c for c in optests.check_op(bug.func, [bug.make()], modes=["static"], transforms="rng") if c.key.transform]
+    first = check.result.message.splitlines()[0]
+    assert first == (
+        "torch.get_rng_state() after the call=another state, but expected eager's (the same seed before each call) "
+        "[seeded_double static float32 cpu sample 0 rng: the global RNG state after the call compared (under inductor, fallback_random=True)]"
+    ), first
+    bug = corpus.BUGS["inplace_unversioned"]
+    checks = optests.check_op(bug.func, [bug.make()], modes=["static"], transforms="inplace-between", backends=[bug.backend])
+    (check,) = [c for c in checks if c.key.transform]
+    first = check.result.message.splitlines()[0]
+    assert first.startswith("compiled backward=no error, but expected raised RuntimeError: one of the variables needed"), first
+    assert "inplace-between @wrap_corpus:unversioned_saves: args[0], args[1] changed in place (add_(1))" in first, first
+
+
+@pytest.mark.slow
+def test_the_author_default_runs_every_new_pattern_and_flags_the_planted_op() -> None:
+    """``check_op`` with its defaults (transforms "all") over the two AOTAutograd backends: the
+    RNG draw is flagged under both (eager's call draws nothing: the state is compared whatever
+    the backend), and by vmap too (a random op under ``randomness="error"`` where eager has
+    none), the correct random op under neither."""
+    bug, good = corpus.BUGS["rng_seed_draw"], corpus.CORRECT["rng_seed_draw"]
+    backends = ["aot_eager", "aot_eager_decomp_partition"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        checks = optests.check_op(bug.func, [bug.make()], backends=backends)
+        clean = _failed(optests.check_op(good.func, [good.make()], modes=["static"], backends=backends, transforms=NEW))
+    assert {transform_name(c.key.transform) for c in checks} >= set(NEW)
+    failed = [c for c in checks if c.result.outcome is optests.Outcome.FAILED]
+    assert {(c.key.transform, c.key.backend, c.key.mode.value) for c in failed if c.key.transform == "rng"} == {
+        ("rng", b, m) for b in backends for m in ("static", "dynamic")
+    }, [c.result.message for c in failed]
+    assert {c.key.transform for c in failed} <= {"rng", "func-1", "func-3"}, [c.result.message for c in failed]
+    assert not clean, clean
+
+
+@pytest.mark.slow
+def test_inductor_compares_random_values_under_fallback_random_and_flags_the_rng_draw() -> None:
+    bug, good = corpus.BUGS["rng_seed_draw"], corpus.CORRECT["rng_seed_draw"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        flagged = _failed(optests.check_op(bug.func, [bug.make()], modes=["static"], transforms="rng", backends=["inductor"]))
+        clean = _failed(optests.check_op(good.func, [good.make()], modes=["static"], transforms="rng", backends=["inductor"]))
+    assert flagged.get("rng", ("", ""))[0] == "forward", flagged
+    assert not clean, clean
+
+
+def test_the_patterns_are_declared_and_each_suffix_names_its_pattern() -> None:
+    assert set(NEW) <= set(CALL_PATTERNS)
+    x = torch.randn(3, 4, requires_grad=True)
+    suffixes = {name: [d.suffix for d in derive(name, [x], {})] for name in NEW}
+    assert suffixes == {
+        "func": ["func-0", "func-1", "func-2", "func-3"],
+        "checkpoint": ["checkpoint-0", "checkpoint-1"],
+        "hooks": ["hooks-0", "hooks-1"],
+        "inplace-between": ["inplace-between"],
+        "rng": ["rng"],
+    }
+    # the patterns that change what is compiled say so; those around the call do not
+    bodies = {s for ss in suffixes.values() for s in ss if hasattr(get_pattern(s), BODY)}
+    assert bodies == {"func-2", "func-3", "checkpoint-1"}
+    # without autograd, only rng applies
+    y = torch.randn(3, 4)
+    assert [d.suffix for name in NEW for d in derive(name, [y], {})] == ["rng"]
+    (vmapped,) = [d for d in derive("func", [x], {}) if d.suffix == "func-1"]
+    assert vmapped.args[0].shape == (2, 3, 4) and torch.equal(vmapped.args[0][1], x.detach() * 0.5)
+
+
+def test_a_transform_around_compiled_code_pytorch_refuses_for_every_function_is_not_applicable() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        checks = optests.check_op(torch.sin, [([torch.randn(3, requires_grad=True)], {})], modes=["static"], transforms="func")
+    outcomes = {c.key.transform: c.result.outcome for c in checks}
+    assert outcomes == {
+        "": optests.Outcome.PASSED,
+        "func-0": optests.Outcome.NOT_APPLICABLE,
+        "func-1": optests.Outcome.NOT_APPLICABLE,
+        "func-2": optests.Outcome.PASSED,
+        "func-3": optests.Outcome.PASSED,
+    }, outcomes
