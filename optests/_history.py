@@ -144,6 +144,8 @@ def _columns(table: str) -> list[Field]:
 #: referenced from ``outcomes`` by a column named after the field.
 _CASES, _OUTCOMES, _TEXTS = _columns("cases"), _columns("outcomes"), _columns("messages")
 assert len(_TEXTS) == 1 and len(FIELDS) == len(_CASES) + len(_OUTCOMES) + len(_TEXTS)
+#: The positions in :data:`_SELECT` of the fields stored as JSON text (``reruns``).
+_NESTED = frozenset(i for i, f in enumerate(FIELDS) if f.nested)
 _SELECT = ", ".join(
     f"c.{f.column.split('.')[1]}" if f in _CASES else f"o.{f.column.split('.')[1]}" if f in _OUTCOMES else "COALESCE(m.text, '')"
     for f in FIELDS
@@ -546,15 +548,19 @@ class History:
                 " LEFT JOIN messages m ON m.id = o.message WHERE o.run = ? ORDER BY c.key",
                 (run.id,),
             )
-            nested = [i for i, f in enumerate(FIELDS) if f.nested]
             for row in rows:
-                try:
-                    if nested:
-                        row = tuple(json.loads(v or "[]") if i in nested else v for i, v in enumerate(row))
-                    out.append(SampleResult.from_json(dict(zip(names, row))))
-                except (ValueError, TypeError) as e:
-                    raise HistoryError(f"{self.path}: run {run.id}, sample {row[0]!r}: {e}; the database is damaged") from None
+                out.append(self._record(run.id, names, row))
         return out
+
+    def _record(self, run: int, names: list[str], row: tuple[Any, ...]) -> SampleResult:
+        """A record from a row of :data:`_SELECT` (``names``: the fields' names), checked as a
+        results file's are: a damaged row is a :class:`HistoryError` that names it."""
+        try:
+            if _NESTED:
+                row = tuple(json.loads(v or "[]") if i in _NESTED else v for i, v in enumerate(row))
+            return SampleResult.from_json(dict(zip(names, row)))
+        except (ValueError, TypeError) as e:
+            raise HistoryError(f"{self.path}: run {run}, sample {row[0]!r}: {e}; the database is damaged") from None
 
     def environment(self, run: Run) -> dict[str, str]:
         """The run's environment, as a results file records it."""
@@ -636,10 +642,7 @@ class History:
                     (run,),
                 )
                 for row in rows:
-                    try:
-                        r = SampleResult.from_json(dict(zip(names, row)))
-                    except (ValueError, TypeError) as e:
-                        raise HistoryError(f"{self.path}: run {run}, sample {row[0]!r}: {e}; the database is damaged") from None
+                    r = self._record(run, names, row)
                     out[run][(r.op_id, r.verdict.value if r.verdict else "", r.cause)] += 1
         return out
 

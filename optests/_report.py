@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from . import _causes, _registry, _results
-from ._errors import InputError
 from ._files import write_atomic
 from ._findings import Outcome
 from ._grouped import Group, group, listed
@@ -42,6 +41,7 @@ from ._key import transform_name
 from ._known import CATALOG_VERSION
 from ._results import SampleResult
 from ._sanitize import printable
+from .errors import ReportError as ReportError
 
 #: How many sample ids a report lists (the JSON block has them all).
 IDS_LISTED = 20
@@ -49,10 +49,6 @@ IDS_LISTED = 20
 OUTPUT_LINES = 60
 #: The seconds a repro may run (and a sample's check again, in its child) by default.
 DEFAULT_TIMEOUT = 300.0
-
-
-class ReportError(InputError):
-    """``optests report`` cannot write its folder: the message says which path and why."""
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ __all__ = [
     "ImportFailed",
     "SettingError",
     "SelectionError",
+    "ReportError",
     "DatabaseError",
     "RegistryError",
     "ResultsError",
@@ -124,6 +125,11 @@ class ImportFailed(InputError):
 
 class SettingError(InputError):
     """A bad option or ini value; the message names the option, the value and what is valid."""
+
+
+class ReportError(InputError):
+    """``optests report`` cannot write its folder, or read its history: the message says which
+    path and why."""
 
 
 class SelectionError(InputError):
