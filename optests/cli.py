@@ -192,8 +192,10 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
             print()
             for line in _finding_lines(args, target, c):
                 print(line)
-    elif findings:
-        _print_grouped(args, findings)
+    else:
+        if findings:
+            _print_grouped(args, findings)
+        _print_not_applicable(checks)
     outcomes = Counter(c.result.outcome.value for c in checks)
     took = time.perf_counter() - start
     print()
@@ -263,6 +265,23 @@ def _print_grouped(args: argparse.Namespace, findings: Sequence[tuple[Any, Any]]
         if g.count > 1:
             where = f"; each record in {args.json}" if args.json else "; --json PATH records each"
             print(printable(f"   the other {g.count - 1}: -v lists each with its finding and repro{where}"))
+
+
+#: How many reasons for not-applicable checks ``optests check`` prints without ``-v``.
+NOT_APPLICABLE_SHOWN = 3
+
+
+def _print_not_applicable(checks: Sequence[Any]) -> None:
+    """Why checks were not applicable, one line a reason, most checks first: a user who asked
+    for a dtype or a pattern the op cannot take is told so without ``-v``."""
+    reasons = Counter(c.result.message for c in checks if c.verdict is Verdict.NOT_APPLICABLE)
+    if not reasons:
+        return
+    print()
+    for message, count in reasons.most_common(NOT_APPLICABLE_SHOWN):
+        print(printable(f"N/A  {count} {'check' if count == 1 else 'checks'}: {message}"))
+    if len(reasons) > NOT_APPLICABLE_SHOWN:
+        print(f"N/A  and {len(reasons) - NOT_APPLICABLE_SHOWN} more reasons: -v lists each check")
 
 
 def _merge(args: argparse.Namespace) -> int:

@@ -83,7 +83,7 @@ def seeded_double(x: torch.Tensor) -> torch.Tensor:
     then ignores it): random numbers drawn after a compiled call differ from eager's."""
     if torch.compiler.is_compiling() or torch._subclasses.fake_tensor.is_fake(x):
         seed = torch.randint(0, 2**31 - 1, (), device=x.device)
-        return x * 2 + seed * 0
+        return x * (2 + seed * 0)  # x * 2 to the bit, signed zeros included
     return x * 2
 
 
