@@ -274,12 +274,18 @@ NOT_APPLICABLE_SHOWN = 3
 def _print_not_applicable(checks: Sequence[Any]) -> None:
     """Why checks were not applicable, one line a reason, most checks first: a user who asked
     for a dtype or a pattern the op cannot take is told so without ``-v``."""
-    reasons = Counter(c.result.message for c in checks if c.verdict is Verdict.NOT_APPLICABLE)
+    first: dict[str, str] = {}  # each reason (the message, its values taken out): its first message
+    reasons: Counter[str] = Counter()
+    for c in checks:
+        if c.verdict is Verdict.NOT_APPLICABLE:
+            reason = _causes.normalized(c.result.message)
+            first.setdefault(reason, _causes.strip_context(c.result.message))
+            reasons[reason] += 1
     if not reasons:
         return
     print()
-    for message, count in reasons.most_common(NOT_APPLICABLE_SHOWN):
-        print(printable(f"N/A  {count} {'check' if count == 1 else 'checks'}: {message}"))
+    for reason, count in reasons.most_common(NOT_APPLICABLE_SHOWN):
+        print(printable(f"N/A  {count} {'check' if count == 1 else 'checks'}: {first[reason]}"))
     if len(reasons) > NOT_APPLICABLE_SHOWN:
         print(f"N/A  and {len(reasons) - NOT_APPLICABLE_SHOWN} more reasons: -v lists each check")
 

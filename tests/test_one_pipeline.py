@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from sweepdir import install_sweep
 import optests._author
 from optests import _opinfo, _pipeline, _transforms, cli
 from optests._author import AuthorError, StaleEntryWarning, check_op, op_test
+from optests._findings import Verdict
 from optests._key import Mode, SampleKey, transform_name
 
 TESTS = Path(__file__).resolve().parent
@@ -182,13 +184,35 @@ def test_a_dtype_the_op_does_not_support_is_not_applicable_in_optests_check(
         "not_applicable",
     )
     assert record["message"] == "erfinv does not support complex64 on cpu"
-    assert "N/A" in capsys.readouterr().out
+    assert "N/A  1 check: erfinv does not support complex64 on cpu" in capsys.readouterr().out.splitlines()
     (checked,) = check_op(_op(pipeline_ops, "float64_only"), modes=("static",))
     assert (checked.id, checked.sample, checked.verdict) == (
         "static-float32-cpu-float64_only-not_applicable",
         None,
         "not_applicable",
     )
+
+
+def test_optests_check_says_why_checks_were_not_applicable_one_line_a_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without ``-v``: messages that differ only in their values are one reason, the most
+    frequent first, at most three, then how many more."""
+
+    def na(message: str) -> Any:
+        return SimpleNamespace(verdict=Verdict.NOT_APPLICABLE, result=SimpleNamespace(message=message))
+
+    checks = [
+        *(na(f"eager fails: size {n} too small [op static float32 cpu sample {n}]") for n in range(3)),
+        *(na(f"reason {w}") for w in ("b", "c", "d", "e")),
+        SimpleNamespace(verdict=Verdict.PASSED, result=SimpleNamespace(message="")),
+    ]
+    cli._print_not_applicable(checks)
+    assert capsys.readouterr().out.splitlines() == [
+        "",
+        "N/A  3 checks: eager fails: size 0 too small",
+        "N/A  1 check: reason b",
+        "N/A  1 check: reason c",
+        "N/A  and 2 more reasons: -v lists each check",
+    ]
 
 
 def test_a_sample_generator_that_raises_is_an_eager_failure_in_every_entry_point(

@@ -110,6 +110,17 @@ def test_the_patterns_are_declared_and_each_suffix_names_its_pattern() -> None:
     assert vmapped.args[0].shape == (2, 3, 4) and torch.equal(vmapped.args[0][1], x.detach() * 0.5)
 
 
+def test_an_empty_input_that_requires_grad_derives_no_inplace_between() -> None:
+    """No value of an empty tensor changes in place: a compiled backward that does not refuse
+    (torch 2.13's, for ``square`` of a [1, 0, 3] input) uses no stale value."""
+    empty, full = torch.randn(1, 0, 3, requires_grad=True), torch.randn(3, requires_grad=True)
+    assert derive("inplace-between", [empty], {}) == []
+    assert derive("inplace-between", [empty, full], {}) == []
+    assert [d.suffix for d in derive("inplace-between", [full], {})] == ["inplace-between"]
+    checks = optests.check_op(torch.square, [([empty], {})], modes=["static"], transforms="inplace-between")
+    assert [c.key.transform for c in checks] == [""]
+
+
 def test_a_transform_around_compiled_code_pytorch_refuses_for_every_function_is_not_applicable() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -3,7 +3,8 @@
 between them does. Where eager's saved-tensor version check refuses the backward ("modified by
 an inplace operation"), the compiled backward must refuse too, not silently compute with the new
 values (a finding at ``backward``; both refusing: not applicable); where eager accepts, the
-gradients are compared."""
+gradients are compared. A sample with an empty input that requires grad derives nothing: no
+value changes, and a compiled backward that does not refuse uses no stale value."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def _derive(sample: Sample, draws: int, seed: int) -> dict[int, Made]:
     if not differentiable(sample):
         return {}
     changed = [pos for pos in sample.inputs if sample.tensor(pos).requires_grad]
+    if any(sample.tensor(pos).numel() == 0 for pos in changed):  # no value to change: a refusal guards nothing
+        return {}
     return {0: same(sample, f"{sample.names_of(changed)} changed in place ({CHANGE}) between the forward and the backward")}
 
 
