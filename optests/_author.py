@@ -30,11 +30,11 @@ from ._pipeline import (
     Planned,
     Ran,
     RegistryMissing,
+    Reruns,
     Selection,
     Unmade,
     check,
     died,
-    judge_again,
     load_registry,
     made,
     portable_value,
@@ -398,12 +398,14 @@ def run_planned(
     way to smaller sizes whose failure has the same cause (:func:`_shrink_alike`). A check whose
     verdict would fail the run is made again up to ``reruns`` times, each in a fresh child
     (:func:`optests._pipeline.judge_again`; here where there is no child), until one's verdict would
-    not: then it is ``flaky``. First each backend is preflighted (:func:`optests._backends.preflight`): one that
+    not: then it is ``flaky``; once three samples of one cause reproduced, that cause's other
+    samples are not made again (:class:`optests._pipeline.Reruns`). First each backend is preflighted (:func:`optests._backends.preflight`): one that
     cannot run on this machine is an :class:`AuthorError`, not a finding on every sample."""
     from ._backends import BackendUnavailable, preflight
 
     _check_reruns(reruns)
     registry = judged_by if judged_by is not None else _registry.Registry([], str(torch.__version__))
+    checked_again = Reruns(reruns)
     to_run = [p for p in planned if p.base is not None]
     try:
         preflight([p.key.backend for p in to_run], timeout)
@@ -461,7 +463,7 @@ def run_planned(
             if error is not None:  # what crossed from the child as it was checked (a non-leaf a non-leaf)
                 error.inputs, error.options = rebuilt(error.inputs), rebuilt(error.options)
             first = record(p.key, db, answer.result)
-            judged = judge_again(first, answer.report, registry, registry_name, reruns, functools.partial(again, position))
+            judged = checked_again.judge(first, answer.report, registry, registry_name, functools.partial(again, position))
             checked_inputs = rebuilt(answer.inputs) if answer.inputs is not None else inputs
             out.append(
                 SampleCheck(

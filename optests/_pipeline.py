@@ -63,6 +63,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import warnings
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -681,6 +682,17 @@ def reproduced(record: SampleResult) -> str:
     return f"It reproduced: {again}, it found {', '.join(t.label for t in record.reruns)}."
 
 
+def settled_line(again: Sequence[SampleResult], count: int) -> str:
+    """What checking ``again``, some of the ``count`` samples of one cause, found, where the
+    others were not checked again (:class:`Reruns`)."""
+    found = sorted({t.label for r in again for t in r.reruns})
+    rest = count - len(again)
+    return (
+        f"It reproduced: {len(again)} of its samples checked again in a fresh process found {', '.join(found)}; "
+        f"the other {rest} were not checked again."
+    )
+
+
 def flaky_line(record: SampleResult) -> str:
     """How every entry point names a flaky record, in one line."""
     return f"flaky: {record.id}: its checks found {', '.join(t.label for t in record.tries)} [{record.key.context}]"
@@ -715,6 +727,43 @@ def judge_again(
         tries.append(Try.of(again()))
         judged = judge(dataclasses.replace(record, reruns=tuple(tries)), report, registry, registry_name)
     return judged
+
+
+#: After this many samples of one cause each reproduced when checked again, the cause's other
+#: samples are not checked again (:class:`Reruns`).
+SETTLED_AFTER = 3
+
+
+class Reruns:
+    """When an entry point checks a sample again (:func:`judge_again`): up to ``times`` times,
+    until ``settled_after`` samples of its cause have each reproduced. The cause is then
+    deterministic here, and its other samples keep their first check: the 482 samples of one
+    fake-kernel bug cost three checks in fresh processes, not 482. A cause with a flaky sample is
+    checked again for every sample. One a run (a command, a sweep's worker)."""
+
+    def __init__(self, times: int, settled_after: int = SETTLED_AFTER) -> None:
+        self.times = times
+        self.settled_after = settled_after
+        self._reproduced: Counter[str] = Counter()
+        self._flaky: set[str] = set()
+
+    def settled(self, cause: str) -> bool:
+        """Whether ``cause``'s samples are no longer checked again."""
+        return cause not in self._flaky and self._reproduced[cause] >= self.settled_after
+
+    def judge(
+        self, record: SampleResult, report: str, registry: Registry, registry_name: str, again: Callable[[], SampleResult]
+    ) -> Judged:
+        """:func:`judge_again` of ``record``, checking it again unless its cause is settled."""
+        cause = record.cause if record.outcome is Outcome.FAILED else ""  # an unexpected pass: always again
+        times = 0 if cause and self.settled(cause) else self.times
+        judged = judge_again(record, report, registry, registry_name, times, again)
+        if cause and judged.record.reruns:
+            if judged.verdict is Verdict.FLAKY:
+                self._flaky.add(cause)
+            else:
+                self._reproduced[cause] += 1
+        return judged
 
 
 def load_registry(path: str | Path) -> list[Entry]:

@@ -30,7 +30,7 @@ from ._execute import child_fit, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
 from ._key import _ID, DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_name
-from ._pipeline import DeadBases, died, flaky_line, judge_again, settle, stale_line
+from ._pipeline import DeadBases, Reruns, died, flaky_line, judge_again, settle, stale_line
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner, WorkFailed
 from ._sanitize import printable, shell_join, shell_word
@@ -172,6 +172,7 @@ class Sweep:
         #: process, before xdist starts its workers: they and the runner's children inherit it
         self._compile_cache = None if self._is_worker else CompileCache(settings.compile_cache).__enter__()
         shared = getattr(config, "workerinput", {}).get(_DEAD_BASES)
+        self._reruns = Reruns(settings.reruns)  # this worker's: a settled cause is not checked again
         self._dead = DeadBases("--optests-derived-after-death", Path(shared) if shared else None)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -330,8 +331,10 @@ class Sweep:
         """Attach ``record`` with the registry's verdict (``again``: a check of it in a fresh child,
         for a verdict that would fail the run: :func:`optests._pipeline.judge_again`), and pass,
         xfail or fail the test by it."""
-        reruns = self.settings.reruns if again is not None else 0
-        judged = judge_again(record, report, self.registry, self._registry_name(), reruns, again or _never)
+        if again is None:  # a record made without a check (a death's): never checked again
+            judged = judge_again(record, report, self.registry, self._registry_name(), 0, _never)
+        else:
+            judged = self._reruns.judge(record, report, self.registry, self._registry_name(), again)
         self._attach(item, judged.record)
         if judged.verdict is Verdict.XFAILED:
             assert judged.entry is not None

@@ -219,9 +219,10 @@ def _check_under(args: argparse.Namespace, cache: CompileCache) -> int:
     return 1 if findings else 0
 
 
-def _finding_lines(args: argparse.Namespace, target: Any, c: Any, indent: str = "") -> list[str]:
+def _finding_lines(args: argparse.Namespace, target: Any, c: Any, indent: str = "", settled: str = "") -> list[str]:
     """One finding of ``optests check`` as it prints it: the judgement, or the finding's summary,
-    detail and standalone repro (written into ``--repro-dir``)."""
+    detail and standalone repro (written into ``--repro-dir``); ``settled``: what checking other
+    samples of its cause again found, said where it was not checked again itself."""
     from . import _author, _pipeline
 
     error = c.result.error
@@ -233,6 +234,8 @@ def _finding_lines(args: argparse.Namespace, target: Any, c: Any, indent: str = 
     lines += [f"    {line}" for line in error.detail.splitlines()]
     if c.reruns:
         lines.append(f"    {_pipeline.reproduced(c.record())}")
+    elif settled:
+        lines.append(f"    {settled}")
     if c.shrunk is not None:  # a resized finding: the repro takes the smallest sizes that fail alike
         lines.append(f"    shrunk: {c.shrunk[1]} fail at {error.stage} too; the repro uses them")
     try:
@@ -247,7 +250,7 @@ def _finding_lines(args: argparse.Namespace, target: Any, c: Any, indent: str = 
 def _print_grouped(args: argparse.Namespace, findings: Sequence[tuple[Any, Any]]) -> None:
     """``optests check``'s findings, one block per cause: the count, what it spans, the smallest
     sample's finding and repro, and where the rest are (``-v``, ``--json``)."""
-    from . import _grouped
+    from . import _grouped, _pipeline
     from ._pipeline import input_elements
 
     by_id = {c.id: (target, c) for target, c in findings}
@@ -260,7 +263,10 @@ def _print_grouped(args: argparse.Namespace, findings: Sequence[tuple[Any, Any]]
         for line in _grouped.block_head(i, g, sizes):
             print(printable(line))
         target, c = by_id[g.representative.id]
-        for line in _finding_lines(args, target, c, indent="   "):
+        again = [r for r in g.records if r.reruns]  # where the cause settled first, not its smallest sample
+        for line in _finding_lines(
+            args, target, c, indent="   ", settled=_pipeline.settled_line(again, g.count) if again else ""
+        ):
             print(line)
         if g.count > 1:
             where = f"; each record in {args.json}" if args.json else "; --json PATH records each"

@@ -244,6 +244,37 @@ def test_a_timeout_is_not_checked_again() -> None:
     assert judged.verdict is Verdict.UNEXPECTED_FAILURE and judged.record.reruns == ()
 
 
+def test_a_cause_three_samples_reproduced_is_not_checked_again_and_a_flaky_cause_always_is() -> None:
+    """482 samples of one deterministic bug cost three reruns, not 482; a cause that showed a
+    flaky sample keeps being checked again; an unexpected pass always is."""
+    reruns, calls = _pipeline.Reruns(1), []
+    registry = _registry.Registry([], "2.13.0")
+
+    def judged(record: SampleResult, again: SampleResult) -> Any:
+        return reruns.judge(record, "report", registry, "reg.json", lambda: calls.append(record.key.sample) or again)
+
+    samples = [dataclasses.replace(FAILED, key=dataclasses.replace(KEY, sample=i)) for i in range(6)]
+    verdicts = [judged(r, r).verdict for r in samples]
+    assert verdicts == [Verdict.UNEXPECTED_FAILURE] * 6 and calls == [0, 1, 2]
+    assert reruns.settled(FAILED.cause) and [bool(judged(r, r).record.reruns) for r in samples[:2]] == [False, False]
+
+    other = SampleResult(KEY, "op_db", Outcome.FAILED, Stage.BACKWARD, "grad=nan, but expected 1.0 [sin]")
+    assert judged(other, PASSED).verdict is Verdict.FLAKY  # a cause of its own, flaky once
+    calls.clear()
+    for _ in range(5):
+        judged(other, other)
+    assert len(calls) == 5 and not reruns.settled(other.cause)
+    calls.clear()
+    judged(PASSED, PASSED)
+    assert calls == []  # a pass is not due; an unexpected pass is (below)
+    xfailing = _pipeline.Reruns(1)
+    for _ in range(5):
+        xfailing.judge(
+            PASSED, "report", _registry.Registry([_entry("xfail")], "2.13.0"), "reg.json", lambda: calls.append(0) or PASSED
+        )
+    assert len(calls) == 5
+
+
 def test_a_flaky_entry_takes_a_pass_as_a_pass_and_a_failure_at_any_stage_as_flaky() -> None:
     registry = _registry.Registry([_entry("flaky", "metadata")], "2.13.0")
     assert registry.judge(PASSED)[0] is Verdict.PASSED
