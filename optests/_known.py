@@ -62,7 +62,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 2
+CATALOG_VERSION = 3
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -258,6 +258,26 @@ KNOWN: tuple[KnownBug, ...] = (
         backends={"aot_eager_decomp_partition", "inductor"},
         releases=_FIXED,
         fixed_in="2.15",
+    ),
+    _bug(
+        "inductor_floor_divide_rounding",
+        "inductor computes floating floor division as floor(a / b): a quotient that rounds to an integer is one too high, an underflowing one -0 where eager has -1, an infinite dividend inf where eager has NaN",
+        r"^out=",
+        {_F, Stage.RANDOMIZED},
+        {"special"},
+        {"floor_divide", "div.floor_rounding"},
+        backends={"inductor"},
+        upstream="pytorch/pytorch#197895",
+    ),
+    _bug(
+        "inductor_negative_index_no_error",
+        "index_select, index_add and index_copy compiled by inductor wrap a negative index where eager raises",
+        r"^compiled call=no error, but expected raised \w+: index",
+        {_F},
+        {"special"},
+        {"index_select", "index_add", "index_copy"},
+        backends={"inductor"},
+        upstream="pytorch/pytorch#169779",
     ),
     # -- out= variants of one op
     _bug(
