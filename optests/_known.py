@@ -62,7 +62,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 3
+CATALOG_VERSION = 4
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -275,9 +275,50 @@ KNOWN: tuple[KnownBug, ...] = (
         r"^compiled call=no error, but expected raised \w+: index",
         {_F},
         {"special"},
-        {"index_select", "index_add", "index_copy"},
-        backends={"inductor"},
+        {
+            "index_select",
+            "index_add",
+            "index_copy",
+            "index_reduce.mean",
+            "index_reduce.prod",
+            "index_reduce.amax",
+            "index_reduce.amin",
+        },
+        backends={"aot_eager_decomp_partition", "inductor"},
         upstream="pytorch/pytorch#169779",
+    ),
+    _bug(
+        "decomposition_drops_input_checks",
+        "inductor's decompositions drop eager's input checks: bernoulli's p outside [0, 1], binary_cross_entropy's input outside [0, 1], max_unpool's negative index",
+        r"^compiled call=no error, but expected raised RuntimeError: (Expected p_in|all elements of (input|target) should be between|Found an invalid max index)",
+        {_F},
+        {"special"},
+        {
+            "bernoulli",
+            "nn.functional.binary_cross_entropy",
+            *(f"nn.functional.max_unpool{n}d{grad}" for n in (1, 2, 3) for grad in ("", ".grad")),
+        },
+        backends={"aot_eager_decomp_partition", "inductor"},
+        upstream="pytorch/pytorch#193757",
+    ),
+    _bug(
+        "aot_multilabel_margin_loss_padded_target",
+        "multilabel_margin_loss's decomposition, applied under every backend, counts the target slots after the first -1 as class 0",
+        r"^out=",
+        {_F, Stage.RANDOMIZED, _B},
+        {"special"},
+        {"nn.functional.multilabel_margin_loss"},
+        releases=_FIXED,
+        fixed_in="2.15",
+        upstream="pytorch/pytorch#141017",
+    ),
+    _bug(
+        "segment_reduce_offsets_out_of_bounds",
+        "eager segment_reduce reads past its data for an offset out of range, and crashes for one far out",
+        r"died with signal SIGSEGV|^out=",
+        {Stage.CRASH, _F, Stage.RANDOMIZED},
+        {"special"},
+        {"_segment_reduce.offsets", "_segment_reduce.lengths"},
     ),
     # -- out= variants of one op
     _bug(
