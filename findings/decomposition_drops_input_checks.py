@@ -41,7 +41,7 @@ for name, (fn, args) in cases.items():
         call = fn if backend == "eager" else torch.compile(fn, backend=backend, fullgraph=True)
         try:
             out = call(*args)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             said = f"raises {type(e).__name__}: {str(e).splitlines()[0][:60]}"
         else:
             said = f"returns {out.flatten().tolist()}"

@@ -30,7 +30,7 @@ for op, fn in ops.items():
         call = fn if name == "eager" else torch.compile(fn, backend=name, fullgraph=True)
         try:
             out = call(x, index)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             print(f"{op:12} {name:27} raises {type(e).__name__}: {str(e).splitlines()[0][:70]}")
         else:
             print(f"{op:12} {name:27} returns {out.tolist()}")
