@@ -168,7 +168,10 @@ def of(record: SampleResult, env: Mapping[str, str] | None = None) -> str:
 
 def by_name(name: str) -> KnownBug | None:
     """The known bug named ``name``, or None (a signature, or a name the catalog no longer has)."""
-    return next((bug for bug in KNOWN if bug.name == name), None)
+    return _BY_NAME.get(name)
+
+
+_BY_NAME = {bug.name: bug for bug in KNOWN}
 
 
 def said(cause: str) -> str:

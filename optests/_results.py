@@ -75,7 +75,9 @@ class SampleResult:
     #: ``toleranceOverride``, or differences put down to float32 rounding (see the check).
     tolerance: str = ""
     #: What the failure is an instance of (:mod:`optests._causes`): a known PyTorch bug's name or
-    #: a signature; "" for a record that did not fail. Made from the other fields where not given.
+    #: a signature; "" for a record that did not fail. Made from the other fields where not given,
+    #: and a given one that names no known bug becomes the name of the catalog's bug it matches
+    #: (a file written before the catalog had the entry).
     cause: str = ""
     #: Where a verdict that would fail the run made the entry point check the sample again, each in
     #: a fresh process: what each of those checks found, in order (empty: not checked again). The
@@ -86,10 +88,14 @@ class SampleResult:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_id", self.key.id)
-        if not self.cause and self.outcome is Outcome.FAILED:
-            from ._causes import cause
+        if self.outcome is Outcome.FAILED:
+            from ._causes import by_name, cause, known_bug
 
-            object.__setattr__(self, "cause", sys.intern(cause(self.key, self.outcome, self.stage, self.message)))
+            if not self.cause:
+                object.__setattr__(self, "cause", sys.intern(cause(self.key, self.outcome, self.stage, self.message)))
+            elif by_name(self.cause) is None and (bug := known_bug(self.key, self.stage, self.message)) is not None:
+                # a signature written before the catalog knew its bug (or by another optests): the bug's name
+                object.__setattr__(self, "cause", bug.name)
         for name in ("message", "tolerance", "cause"):  # texts that come from exceptions: they may hold anything
             text = getattr(self, name)
             if not text.isascii():

@@ -90,6 +90,17 @@ def test_a_cause_read_from_a_file_is_kept() -> None:
     assert SampleResult.from_json(record.to_json()).cause == "written by another optests"
 
 
+def test_a_signature_read_from_a_file_becomes_the_known_bug_the_catalog_now_has() -> None:
+    """A record written before the catalog had an entry for its bug carries a signature; read
+    with this catalog, it is the bug's."""
+    message = "compiled call=no error, but expected raised IndexError: index out of range in self (as eager) [index_select]"
+    k = key("index_select", transform="special-7", backend="inductor")
+    old = signature(k, Stage.FORWARD, message)
+    record = SampleResult(k, "op_db", Outcome.FAILED, Stage.FORWARD, message, cause=old)
+    assert record.cause == "inductor_negative_index_no_error"
+    assert SampleResult.from_json({**record.to_json(), "cause": old}).cause == "inductor_negative_index_no_error"
+
+
 def test_the_catalog_names_are_unique_and_its_patterns_compile() -> None:
     names = [bug.name for bug in KNOWN]
     assert len(names) == len(set(names))
