@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,43 @@ def test_each_kind_leaves_a_correct_function_clean(kind: str) -> None:
     clean = _sequence(corpus.scaled, corpus.scaled_sample, kind, False)
     assert clean.passed, clean.message
     assert clean.notes[-1].startswith("sequence: "), clean.notes
+
+
+def _breaks_the_graph(x: torch.Tensor) -> torch.Tensor:
+    """Correct, and Dynamo cannot compile it as one graph: a graph break at every call."""
+    y = x.sin()
+    torch._dynamo.graph_break()
+    return y * 2
+
+
+def _breaks_the_graph_at_size_1(x: torch.Tensor) -> torch.Tensor:
+    """A graph break only where the first dim is 1: the sequence's first call compiles, its later
+    call of size 1 does not."""
+    if x.shape[0] == 1:
+        torch._dynamo.graph_break()
+    return x.sin() * 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_function_dynamo_cannot_compile_as_one_graph_is_not_applicable_not_a_finding(mode: str) -> None:
+    """A graph break under ``fullgraph=True`` says what Dynamo covers, not what a later call
+    returns: no sequence on the first call (not applicable), a later call dropped."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        checks = optests.check_op(
+            _breaks_the_graph, [([torch.randn(3, 4, requires_grad=True)], {})], modes=[mode], transforms="sequence"
+        )
+    outcomes = {c.key.transform: c.result.outcome for c in checks}
+    assert outcomes[""] is optests.Outcome.PASSED
+    applied = {t: o for t, o in outcomes.items() if t}
+    assert applied and set(applied.values()) == {optests.Outcome.NOT_APPLICABLE}, applied
+    (said,) = {c.result.message.split(": ", 1)[1][:60] for c in checks if c.key.transform == "sequence-0"}
+    assert "GraphBreak" in said, said
+    later = _sequence(
+        _breaks_the_graph_at_size_1, lambda: ([torch.randn(3, 4, requires_grad=True)], {}), "sizes", mode == "dynamic"
+    )
+    assert later.passed, later.message
+    assert "dropped" in later.notes[-1], later.notes
 
 
 def _batch_norm() -> tuple[list[Any], dict[str, Any]]:

@@ -16,12 +16,15 @@ from .._findings import EagerFailure, Finding, SequenceMismatch
 from .._patterns import DEFAULT_PATTERN
 from .._patterns.grad_mode import GradMode
 from .._patterns.single import Single
+from ..errors import GraphBreak, Unsupported
 from ._options import CheckOptions, _Checking
 from ._trace import _TensorCall
 
 #: What a compiled call raises where the marks on its inputs ask what the op's shapes cannot give
 #: (a marked dim the op specializes; a guard on an unbacked size), or where Dynamo does not
-#: support a module hook under ``fullgraph``: the call is dropped, as one eager rejects is.
+#: support a module hook under ``fullgraph``: the call is dropped, as one eager rejects is; so is a
+#: later call Dynamo cannot compile as one graph (a graph break: its coverage, not a stale answer),
+#: and a first call it cannot makes the sequence not applicable.
 _REFUSED_MARKS = (
     "Constraints violated",
     "ConstraintViolation",
@@ -101,6 +104,8 @@ def _check_sequence(
             )
         except Finding as f:
             f.inputs = call.rebuild(call.tensors)
+            if isinstance(f.__cause__, GraphBreak):  # Dynamo's coverage, not a call's answer: no sequence to make
+                f.__cause__ = Unsupported(f"Dynamo cannot compile the first call as one graph: {f.__cause__}")
             raise
         made, dropped, previous = 1, [], steps.first
         for n, step in enumerate(steps.later, 1):
@@ -120,7 +125,7 @@ def _check_sequence(
             except Finding as f:
                 said = str(f.__cause__ or "")
                 refused = _REFUSED_MARKS if step.mark else _REFUSED_HOOKS if step.hook else ()
-                if f.what == "compiled call" and any(text in said for text in refused):
+                if isinstance(f.__cause__, GraphBreak) or (f.what == "compiled call" and any(text in said for text in refused)):
                     dropped.append(n)
                     continue
                 compiles = _compiles() - start
