@@ -53,7 +53,10 @@ def test_messages_name_the_pattern_and_what_differs() -> None:
     checks = optests.check_op(bug.func, [bug.make()], modes=["static"], transforms="inplace-between", backends=[bug.backend])
     (check,) = [c for c in checks if c.key.transform]
     first = check.result.message.splitlines()[0]
-    assert first.startswith("compiled backward=no error, but expected raised RuntimeError: one of the variables needed"), first
+    assert first.startswith(
+        "compiled backward=no error, and gradients other than those of the values before the change, "
+        "but expected raised RuntimeError: one of the variables needed"
+    ), first
     assert "inplace-between @wrap_corpus:unversioned_saves: args[0], args[1] changed in place (add_(1))" in first, first
 
 
@@ -119,6 +122,18 @@ def test_an_empty_input_that_requires_grad_derives_no_inplace_between() -> None:
     assert [d.suffix for d in derive("inplace-between", [full], {})] == ["inplace-between"]
     checks = optests.check_op(torch.square, [([empty], {})], modes=["static"], transforms="inplace-between")
     assert [c.key.transform for c in checks] == [""]
+
+
+def test_a_compiled_backward_that_kept_the_old_values_where_eager_refuses_is_not_a_finding() -> None:
+    """``torch.dist``: eager saves its inputs and refuses a backward after they changed in place;
+    the compiled function saves the difference instead and gives the gradient of the values before
+    the change: what it needs, none of the new values."""
+    a, b = torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
+    checks = optests.check_op(torch.dist, [([a * 1, b * 1], {})], modes=["static"], transforms="inplace-between")
+    outcomes = {c.key.transform: c.result.outcome for c in checks}
+    assert outcomes == {"": optests.Outcome.PASSED, "inplace-between": optests.Outcome.NOT_APPLICABLE}, [
+        c.result.message for c in checks
+    ]
 
 
 def test_a_transform_around_compiled_code_pytorch_refuses_for_every_function_is_not_applicable() -> None:

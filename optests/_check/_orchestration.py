@@ -64,7 +64,7 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
         try:
             eager.grads = _user_gradients(pattern, eager.called, eager.inputs)
         except Exception as e:
-            _refused_alike(compiled, originals, opts, None, e)
+            _refused_alike(compiled, originals, opts, None, e, call.eager)
             raise make(EagerFailure, "eager backward", f"raised {error_line(e)}", "no error") from e
         if all(g is None for g in eager.grads) and any(t.grad_fn is not None for t in originals):
             # Eager has no gradient to give; autograd must refuse the compiled call alike.
@@ -104,23 +104,41 @@ def _refused_alike(
     opts: _Checking,
     call: Exception | None,
     backward: Exception | None,
+    eager: Callable[..., Any] | None = None,
 ) -> None:
     """Under a call pattern (not the default call), where eager's call (``call``) or backward
     (``backward``) raised: the compiled function must refuse alike. A compiled call that goes
     through is a finding, as any difference in which one raises; where it raises too, the sample
     is not applicable (the caller's eager failure), as where eager's refusal is this machine's
     (:data:`_MACHINE_REFUSAL`). The default call keeps eager's failure as the sample's precondition:
-    a sample eager cannot run is no valid call."""
+    a sample eager cannot run is no valid call. A pattern with an ``unchanged`` pattern (an input
+    changed between the forward and the backward) lets a compiled backward go through whose
+    gradients are ``eager``'s under ``unchanged``: it kept the values it needs, and used none of
+    the new ones."""
     if opts.options.pattern == DEFAULT_PATTERN or _MACHINE_REFUSAL.search(str(call or backward)):
         return
     inputs = _copies(originals)
     try:
         called = _called(opts.pattern, compiled, inputs)
-        if backward is not None:
-            _user_gradients(opts.pattern, called, inputs)
+        grads = _user_gradients(opts.pattern, called, inputs) if backward is not None else None
     except Exception:
         return
     make = _finding_factory(opts)
+    unchanged = getattr(opts.pattern, "unchanged", None)
+    if backward is not None and grads is not None and unchanged is not None and eager is not None:
+        before = _copies(originals)
+        expected = _user_gradients(unchanged, _called(unchanged, eager, before), before)
+        try:
+            torch.testing.assert_close(grads, expected, equal_nan=True)
+        except AssertionError as e:
+            raise make(
+                BackwardMismatch,
+                "compiled backward",
+                "no error, and gradients other than those of the values before the change",
+                f"raised {error_line(backward)} (as eager)",
+                detail=f"The compiled backward used what changed in place after the forward. {e}",
+            ) from backward
+        return
     if call is not None:
         raise make(ForwardMismatch, "compiled call", "no error", f"raised {error_line(call)} (as eager)") from call
     assert backward is not None

@@ -2,8 +2,9 @@
 ``no_grad``) between the forward and the backward, as an optimizer step or a buffer update
 between them does. Where eager's saved-tensor version check refuses the backward ("modified by
 an inplace operation"), the compiled backward must refuse too, not silently compute with the new
-values (a finding at ``backward``; both refusing: not applicable); where eager accepts, the
-gradients are compared. A sample with an empty input that requires grad derives nothing: no
+values (a finding at ``backward``; both refusing: not applicable); a compiled backward that goes
+through with the gradients of the values before the change (it saved an output or a copy, not
+the input) is not applicable too. Where eager accepts, the gradients are compared. A sample with an empty input that requires grad derives nothing: no
 value changes, and a compiled backward that does not refuse uses no stale value."""
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ CHANGE = "add_(1)"
 
 class InplaceBetween(Single):
     """One call; its inputs changed in place; then the backward."""
+
+    #: The call without the change: where eager refuses the backward and the compiled one goes
+    #: through, its gradients must be eager's of this (it saved what it needs, not the new values).
+    unchanged = Single()
 
     def __init__(self, index: int = 0) -> None:
         pass
