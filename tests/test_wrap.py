@@ -136,6 +136,24 @@ def test_a_compiled_backward_that_kept_the_old_values_where_eager_refuses_is_not
     ]
 
 
+def _where(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    return torch.where(t > 0, x, -x)
+
+
+def test_a_hook_autograd_calls_with_none_is_recorded_and_the_difference_named() -> None:
+    """``t`` gets no gradient: eager never calls its hook, the compiled backward calls it with None
+    (``findings/aot_hook_called_with_none_grad.py``). The recording hook takes None as it comes,
+    so the finding says what differs, not that a hook of optests raised."""
+    x, t = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    checks = optests.check_op(_where, [([x, t], {})], modes=["static"], transforms="hooks", reruns=0)
+    failed = {c.key.transform: c for c in checks if c.result.outcome is optests.Outcome.FAILED}
+    assert set(failed) == {"hooks-0", "hooks-1"}, [c.result.message for c in checks]
+    for c in failed.values():
+        assert c.result.stage is optests.Stage.BACKWARD and c.result.message.startswith("observed=["), c.result.message
+        assert "gradient the hook on input 1 saw (call 0)" in c.result.message.split(", but expected")[0]
+        assert c.record().cause == "aot_hook_called_with_none_grad"
+
+
 def test_a_transform_around_compiled_code_pytorch_refuses_for_every_function_is_not_applicable() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

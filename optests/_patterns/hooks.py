@@ -31,14 +31,16 @@ class Hooks(Single):
         self.index = index
 
     def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
-        seen: dict[str, list[torch.Tensor]] = {}
+        seen: dict[str, list[torch.Tensor | None]] = {}
 
         def recorder(name: str, factor: float | None = None) -> Callable[[torch.Tensor], torch.Tensor | None]:
             seen[name] = []
 
-            def hook(grad: torch.Tensor) -> torch.Tensor | None:
-                seen[name].append(grad.detach().clone())
-                return grad * factor if factor is not None else None
+            def hook(grad: torch.Tensor | None) -> torch.Tensor | None:
+                # autograd hands a hook None for a gradient that is undefined (a compiled backward
+                # may leave one undefined where eager's is zeros): recorded as it came
+                seen[name].append(grad.detach().clone() if grad is not None else None)
+                return grad * factor if factor is not None and grad is not None else None
 
             return hook
 
