@@ -62,7 +62,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 5
+CATALOG_VERSION = 6
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -319,6 +319,15 @@ KNOWN: tuple[KnownBug, ...] = (
         {Stage.CRASH, _F, Stage.RANDOMIZED},
         {"special"},
         {"_segment_reduce.offsets", "_segment_reduce.lengths"},
+    ),
+    _bug(
+        "aot_group_norm_empty_backward",
+        "group_norm of an input with a size-0 dim, compiled with a backward: the decomposition of its backward divides by the group's 0 elements",
+        r"ZeroDivisionError: float division by zero",
+        {_T, _B, Stage.SEQUENCE},
+        ops={"nn.functional.group_norm", "native_group_norm"},
+        releases=_FIXED,
+        fixed_in="2.15",
     ),
     # -- out= variants of one op
     _bug(
