@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -247,11 +248,20 @@ def test_a_timeout_is_not_checked_again() -> None:
 def test_a_cause_three_samples_reproduced_is_not_checked_again_and_a_flaky_cause_always_is() -> None:
     """482 samples of one deterministic bug cost three reruns, not 482; a cause that showed a
     flaky sample keeps being checked again; an unexpected pass always is."""
-    reruns, calls = _pipeline.Reruns(1), []
+    reruns, calls = _pipeline.Reruns(1), list[int | None]()
     registry = _registry.Registry([], "2.13.0")
 
-    def judged(record: SampleResult, again: SampleResult) -> Any:
-        return reruns.judge(record, "report", registry, "reg.json", lambda: calls.append(record.key.sample) or again)
+    def noted(sample: int | None, answer: SampleResult) -> Callable[[], SampleResult]:
+        """A check again that notes its sample and finds ``answer``."""
+
+        def again() -> SampleResult:
+            calls.append(sample)
+            return answer
+
+        return again
+
+    def judged(record: SampleResult, answer: SampleResult) -> Any:
+        return reruns.judge(record, "report", registry, "reg.json", noted(record.key.sample, answer))
 
     samples = [dataclasses.replace(FAILED, key=dataclasses.replace(KEY, sample=i)) for i in range(6)]
     verdicts = [judged(r, r).verdict for r in samples]
@@ -269,9 +279,7 @@ def test_a_cause_three_samples_reproduced_is_not_checked_again_and_a_flaky_cause
     assert calls == []  # a pass is not due; an unexpected pass is (below)
     xfailing = _pipeline.Reruns(1)
     for _ in range(5):
-        xfailing.judge(
-            PASSED, "report", _registry.Registry([_entry("xfail")], "2.13.0"), "reg.json", lambda: calls.append(0) or PASSED
-        )
+        xfailing.judge(PASSED, "report", _registry.Registry([_entry("xfail")], "2.13.0"), "reg.json", noted(0, PASSED))
     assert len(calls) == 5
 
 
