@@ -30,7 +30,7 @@ from ._execute import child_fit, execute_in_child, prepare_child
 from ._files import WriteError
 from ._findings import Outcome, Stage, Verdict
 from ._key import _ID, DEFAULT_BACKEND, MODES, SampleKey, Scope, op_id, transform_name
-from ._pipeline import DeadBases, Reruns, died, flaky_line, judge_again, settle, stale_line
+from ._pipeline import DeadBases, Reruns, died, flaky_line, judge, settle, stale_line
 from ._results import SampleResult
 from ._runner import Died, IsolatedRunner, WorkFailed
 from ._sanitize import printable, shell_join, shell_word
@@ -73,10 +73,6 @@ def _report_chars_given(config: pytest.Config) -> bool:
         return parser.parse_known_args(args)[0].report_chars is not None
     except (SystemExit, ValueError):  # not parseable as ours: assume the user chose
         return True
-
-
-def _never() -> SampleResult:
-    raise AssertionError("a record without reruns is never checked again")
 
 
 #: How many flaky samples the sweep's summary names.
@@ -329,10 +325,10 @@ class Sweep:
         self, item: pytest.Item, case: Case, record: SampleResult, report: str, again: Callable[[], SampleResult] | None = None
     ) -> None:
         """Attach ``record`` with the registry's verdict (``again``: a check of it in a fresh child,
-        for a verdict that would fail the run: :func:`optests._pipeline.judge_again`), and pass,
+        for a verdict that would fail the run: :class:`optests._pipeline.Reruns`), and pass,
         xfail or fail the test by it."""
         if again is None:  # a record made without a check (a death's): never checked again
-            judged = judge_again(record, report, self.registry, self._registry_name(), 0, _never)
+            judged = judge(record, report, self.registry, self._registry_name())
         else:
             judged = self._reruns.judge(record, report, self.registry, self._registry_name(), again)
         self._attach(item, judged.record)
