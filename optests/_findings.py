@@ -261,6 +261,25 @@ def user_code() -> Iterator[None]:
         raise UserBaseException(e) from e
 
 
+#: The first lines of Dynamo's errors that say only where tracing failed; what failed is in the
+#: ``Explanation:`` that follows (the error the op raised on fake tensors, the schema it refused).
+_DYNAMO_HEADERS = ("RuntimeError when making fake tensor call", "Error when attempting to resolve op packet")
+
+
+def _explained(text: list[str]) -> str:
+    """What a Dynamo error's ``Explanation:`` says failed: the error after ``got`` (an op's on fake
+    tensors), or the line after an explanation that ends in a colon (a schema that refused)."""
+    for i, line in enumerate(text):
+        explanation = line.strip().removeprefix("Explanation:").strip()
+        if explanation == line.strip():
+            continue
+        if "): got " in explanation:
+            return "got " + explanation.rsplit("): got ", 1)[1].split("\\n")[0]  # an error's repr: its first line
+        following = [rest.strip() for rest in text[i + 1 :] if rest.strip()]
+        return following[0] if explanation.endswith(":") and following else explanation
+    return "no explanation given"
+
+
 def error_line(e: BaseException) -> str:
     """``Type: first line of the message`` (cut to 300 characters): how findings, refusals and
     internal errors name an exception. A message's later lines (a CUDA error's advice) are left
@@ -269,6 +288,8 @@ def error_line(e: BaseException) -> str:
         e = e.error
     text = str(e).strip().splitlines()
     first = text[0] if text else ""
+    if first in _DYNAMO_HEADERS:
+        first += f": {_explained(text)}"
     if len(first) > _MAX_ERROR_CHARS:
         first = first[: _MAX_ERROR_CHARS - 3] + "..."
     return f"{type(e).__name__}: {first}" if first else type(e).__name__

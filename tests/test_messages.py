@@ -6,9 +6,11 @@ import re
 
 import expecttest
 import pytest
+import torch
 from corpus import BUGS
 
 import optests
+from optests._findings import error_line
 
 
 def _message(bug: str, dynamic: bool = False) -> str:
@@ -129,3 +131,29 @@ def test_context_labels_the_message() -> None:
     args, kw = make()
     result = optests.run_check(func, args, kw, False, context="mylib.op static float32 cpu sample 3", **kwargs)
     assert result.message == "traced out.dtype=float64, but expected float32 [mylib.op static float32 cpu sample 3]"
+
+
+def _one_value_per_channel(x: torch.Tensor) -> torch.Tensor:
+    return torch.native_batch_norm(x, None, None, torch.zeros(1), torch.ones(1), True, 0.1, 1e-5)[0]
+
+
+class TestDynamoErrors(expecttest.TestCase):
+    def test_a_dynamo_error_that_says_only_where_it_failed_is_named_by_what_failed(self) -> None:
+        """Dynamo's first line says tracing failed on fake tensors; the message names what the op
+        raised there (findings/batch_norm_one_value_per_channel_zero_division.py)."""
+        try:
+            torch.compile(_one_value_per_channel, backend="aot_eager", fullgraph=True)(torch.randn(1, 1, 1))
+        except Exception as e:
+            said = error_line(e)
+        self.assertExpectedInline(
+            said,
+            """TorchRuntimeError: RuntimeError when making fake tensor call: got ZeroDivisionError('float division by zero')""",
+        )
+
+    def test_an_explanation_that_ends_in_a_colon_is_named_by_its_next_line(self) -> None:
+        text = "Error when attempting to resolve op packet\n  Explanation: failed to match any schema:\n    aten::f() Expected 'List[int]'\n"
+        self.assertExpectedInline(
+            error_line(RuntimeError(text)),
+            """RuntimeError: Error when attempting to resolve op packet: aten::f() Expected 'List[int]'""",
+        )
+        self.assertExpectedInline(error_line(RuntimeError("other\n  Explanation: x")), """RuntimeError: other""")

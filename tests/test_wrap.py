@@ -6,6 +6,7 @@ of the call, what a pattern observes beside the outputs)."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import pytest
 import torch
@@ -136,6 +137,60 @@ def test_a_compiled_backward_that_kept_the_old_values_where_eager_refuses_is_not
     ]
 
 
+def _scaled_rms_norm(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.rms_norm(x * 1.5, (4,), eps=1e-3)
+
+
+def test_a_compiled_backward_stricter_than_eager_after_an_inplace_change_is_not_applicable() -> None:
+    """Eager saves ``x * 1.5`` and accepts ``x`` changed in place after the forward; the compiled
+    graph saves ``x`` itself and its version check refuses (PyTorch issue #185497). That is loud,
+    and no stale value is used: not applicable, saying why, not a finding against a correct op."""
+    x = torch.randn(3, 4, requires_grad=True)
+    checks = optests.check_op(_scaled_rms_norm, [([x], {})], modes=["static"], transforms="inplace-between", reruns=0)
+    by = {c.key.transform: c.result for c in checks}
+    assert by[""].outcome is optests.Outcome.PASSED, by[""].message
+    assert by["inplace-between"].outcome is optests.Outcome.NOT_APPLICABLE, by["inplace-between"].message
+    assert "the compiled graph saved the input itself: PyTorch issue #185497" in by["inplace-between"].message
+
+
+def _seeded_dropout(x: torch.Tensor) -> torch.Tensor:
+    """What OpInfo's ``wrapper_set_seed`` does around a random op: seed (42, as optests seeds each
+    call, so the values agree), and restore the state after."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(42)
+        return torch.nn.functional.dropout(x, 0.5)
+
+
+def test_eager_restoring_the_generator_in_python_is_not_compared_with_what_a_trace_leaves() -> None:
+    """AOTAutograd runs the seeding and restoring Python once, at trace time, so the compiled call
+    leaves the generator drawn from: no finding, and a note says why the state was not compared."""
+    x = torch.randn(4, 4, requires_grad=True)
+    (check,) = [
+        c for c in optests.check_op(_seeded_dropout, [([x], {})], modes=["static"], transforms="rng", reruns=0) if c.key.transform
+    ]
+    assert check.result.outcome is optests.Outcome.PASSED, check.result.message
+    assert any("restores the generator after it" in n for n in check.result.notes), check.result.notes
+
+
+def _running_mean_update(x: torch.Tensor, running: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        running.mul_(0.5).add_(x.mean(0), alpha=0.5)
+    return x.sin()
+
+
+def test_a_call_that_changes_an_input_in_place_is_not_checkpointed() -> None:
+    """Eager's checkpoint recomputes the call in the backward and updates ``running`` twice; a
+    compiled body's recomputation updates it once. A checkpointed function must have no side
+    effects, so neither is checked: not applicable, naming what the call changed."""
+    x, running = torch.randn(3, 4, requires_grad=True), torch.zeros(4)
+    checks = optests.check_op(_running_mean_update, [([x, running], {})], modes=["static"], transforms="checkpoint", reruns=0)
+    by = {c.key.transform: c.result for c in checks}
+    assert by[""].outcome is optests.Outcome.PASSED, by[""].message
+    for name in ("checkpoint-0", "checkpoint-1"):
+        assert by[name].outcome is optests.Outcome.NOT_APPLICABLE, by[name].message
+        assert "eager call=changed args[1] in place, but expected no side effects" in by[name].message, by[name].message
+
+
 def _where(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     return torch.where(t > 0, x, -x)
 
@@ -154,10 +209,14 @@ def test_a_hook_autograd_calls_with_none_is_recorded_and_the_difference_named() 
         assert c.record().cause == "aot_hook_called_with_none_grad"
 
 
-def test_a_transform_around_compiled_code_pytorch_refuses_for_every_function_is_not_applicable() -> None:
+@pytest.mark.parametrize("op", [torch.sin, torch.fft.irfft])
+def test_a_transform_around_compiled_code_pytorch_refuses_for_every_function_is_not_applicable(op: Any) -> None:
+    """``aot_function`` under a functorch transform: its fake tensors meet the transform's
+    wrappers whatever the op; what it raises depends on the op's first kernel (``irfft`` asks the
+    wrapper for its storage)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        checks = optests.check_op(torch.sin, [([torch.randn(3, requires_grad=True)], {})], modes=["static"], transforms="func")
+        checks = optests.check_op(op, [([torch.randn(3, requires_grad=True)], {})], modes=["static"], transforms="func")
     outcomes = {c.key.transform: c.result.outcome for c in checks}
     assert outcomes == {
         "": optests.Outcome.PASSED,
@@ -165,4 +224,4 @@ def test_a_transform_around_compiled_code_pytorch_refuses_for_every_function_is_
         "func-1": optests.Outcome.NOT_APPLICABLE,
         "func-2": optests.Outcome.PASSED,
         "func-3": optests.Outcome.PASSED,
-    }, outcomes
+    }, {c.key.transform: c.result.message for c in checks}

@@ -21,7 +21,7 @@ from ._float64 import _Float64Reference, _rounding_only
 from ._messages import _difference, _dtype, _error_excerpt, _finding_factory, _grad_fn, _listed, _names
 from ._metadata import _agree, _is_alias_of, _Meta, _meta, _significant_strides
 from ._options import CheckOptions, _Checking
-from ._running import _called, _compile, _DrawsRandom, _Run
+from ._running import _SEED, _called, _compile, _DrawsRandom, _Run
 from ._trace import _output_leaves, _TensorCall
 
 __all__ = ["COMPARISONS"]
@@ -29,6 +29,21 @@ __all__ = ["COMPARISONS"]
 #: The detail of a finding whose compiled call raised what PyTorch documents as not supported for
 #: every op (:class:`optests._patterns.Unsupported`): a derived sample is then not applicable.
 _UNSUPPORTED = "PyTorch documents this as not supported (for every op), not a bug of this op."
+
+#: What autograd's saved-tensor version check raises: an input saved for the backward was changed
+#: in place after the forward.
+_VERSION_CHECK = "modified by an inplace operation"
+
+#: Where eager's backward accepts an input changed in place after the forward and the compiled
+#: one's version check refuses it: the compiled graph saved the input itself where eager saved
+#: what it computed from it (PyTorch issue #185497). It is loud and uses no stale value, so under
+#: a pattern that changes inputs between the forward and the backward (``inplace-between``, whose
+#: finding is a compiled backward that silently computes with the new values) the derived sample
+#: is not applicable, and says why.
+_STRICTER_REFUSAL = (
+    "refused an input changed in place after the forward, which eager's backward does not need "
+    "(the compiled graph saved the input itself: PyTorch issue #185497)"
+)
 
 
 @dataclass(frozen=True)
@@ -278,6 +293,8 @@ def _observed(c: _Compared) -> None:
             if theirs.random_state:
                 # a call eager makes without drawing must not draw compiled, whatever the backend
                 if not torch.equal(mine.value, theirs.value) and (_draws_as_eager(c) or _random_op(c) is None):
+                    if _restores_the_generator(c, theirs.what, theirs.value):
+                        continue
                     raise make(
                         cls,
                         theirs.what,
@@ -295,6 +312,25 @@ def _observed(c: _Compared) -> None:
                     raise make(cls, theirs.what, got, wanted_txt, detail=_error_excerpt(e)) from e
             elif type(mine.value) is not type(theirs.value) or mine.value != theirs.value:
                 raise make(cls, theirs.what, _short_value(mine.value), f"{_short_value(theirs.value)} (as eager)", detail=detail)
+
+
+def _restores_the_generator(c: _Compared, what: str, eager_state: torch.Tensor) -> bool:
+    """Whether eager's call draws random numbers and leaves the global generator as the seed made
+    it: Python code around the op seeds, and restores the state after it (OpInfo's
+    ``wrapper_set_seed`` does, for ``fractional_max_pool2d`` and the like). AOTAutograd traces
+    tensor ops and runs such Python once, at trace time, so what the compiled call leaves says
+    nothing about the compiler: the state is not compared (noted). Under Dynamo the Python runs
+    as it is written."""
+    op = _random_op(c)
+    if op is None or not torch.equal(eager_state, torch.Generator().manual_seed(_SEED).get_state()):
+        return False
+    note = (
+        f"{what} not compared: eager's call draws random numbers ({op}) and restores the "
+        "generator after it, in Python code that a trace runs once"
+    )
+    if note not in c.opts.notes:
+        c.opts.notes.append(note)
+    return True
 
 
 def _short_value(value: Any) -> str:
@@ -344,6 +380,11 @@ def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Checkin
         e = comp.backward_error
         if isinstance(e, Unsupported):
             raise make(BackwardMismatch, "compiled backward", f"raised {error_line(e)}", "no error", detail=_UNSUPPORTED) from e
+        if getattr(opts.pattern, "unchanged", None) is not None and _VERSION_CHECK in str(e):
+            # stricter than eager, and loud: no stale value is used (what the pattern looks for)
+            raise make(
+                BackwardMismatch, "compiled backward", _STRICTER_REFUSAL, "no error (eager backward succeeded)"
+            ) from Unsupported(error_line(e))
         raise make(BackwardMismatch, "compiled backward", f"raised {error_line(e)}", "no error (eager backward succeeded)") from e
 
 

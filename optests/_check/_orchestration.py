@@ -11,11 +11,11 @@ import torch
 import torch.utils._pytree as pytree
 
 from .._backends import get_backend
-from .._findings import BackwardMismatch, EagerFailure, Finding, ForwardMismatch, RandomizedMismatch, error_line
-from .._patterns import DEFAULT_PATTERN, Called, DependsOnCpu, get_pattern
+from .._findings import BackwardMismatch, EagerFailure, Finding, ForwardMismatch, MutationMismatch, RandomizedMismatch, error_line
+from .._patterns import DEFAULT_PATTERN, Called, DependsOnCpu, Unsupported, get_pattern
 from .._patterns.base import BODY
 from ._comparisons import COMPARISONS, _Compared
-from ._copies import _copies, _donor_values
+from ._copies import _copies, _donor_values, _identical
 from ._float64 import _Float64Reference
 from ._messages import _dtype, _finding_factory
 from ._options import CheckOptions, _Checking
@@ -59,6 +59,8 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
         _refused_alike(compiled, originals, opts, e, None)
         raise make(EagerFailure, "eager call", f"raised {error_line(e)}", "no error") from e
     _same_on_every_cpu(call.eager, originals, eager.called, opts)
+    if fresh and getattr(pattern, "recomputes", False):
+        _no_side_effects(call, originals, eager.inputs, opts)
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
     if gradients:
         try:
@@ -96,6 +98,21 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
         if applies(opts.options):
             compare(compared)
     return gradients
+
+
+def _no_side_effects(call: _TensorCall, originals: list[torch.Tensor], after: list[torch.Tensor], opts: _Checking) -> None:
+    """Under a pattern that recomputes the forward in the backward (``checkpoint``): a call that
+    changes an input in place makes the sample not applicable. A checkpointed function must have
+    no side effects; eager's recomputation writes the change again (``batch_norm``'s running
+    stats are updated twice), a compiler's recomputation need not, and neither is the contract."""
+    changed = [name for name, before, now in zip(call.names, originals, after) if not _identical(now, before)]
+    if changed:
+        raise _finding_factory(opts)(
+            MutationMismatch,
+            "eager call",
+            f"changed {', '.join(changed)} in place",
+            "no side effects (the backward recomputes a checkpointed call)",
+        ) from Unsupported(f"the call changes {', '.join(changed)} in place")
 
 
 def _refused_alike(

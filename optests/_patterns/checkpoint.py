@@ -2,7 +2,10 @@
 and compiled code, one derived sample each: 0, the checkpoint around the compiled call (its
 backward calls the compiled function again to recompute what it saved); 1, a compiled function
 whose body checkpoints the call (the compiler's recomputation). Eager runs the same checkpoint
-around, or in the body of, the plain call. Outputs and gradients are compared."""
+around, or in the body of, the plain call. Outputs and gradients are compared. A call that changes
+an input in place is not applicable: a checkpointed function must have no side effects, and
+eager's recomputation writes the change again (``batch_norm``'s running stats) where a
+compiler's need not."""
 
 from __future__ import annotations
 
@@ -30,6 +33,9 @@ def _checkpointed(fn: Callable[[list[torch.Tensor]], Any], tensors: Sequence[tor
 class CheckpointAround(Single):
     """The call checkpointed (0)."""
 
+    #: The backward calls the function again: the check refuses a call with side effects.
+    recomputes = True
+
     def __init__(self, index: int) -> None:
         self.index = index
 
@@ -40,6 +46,9 @@ class CheckpointAround(Single):
 
 class CheckpointInside(Single):
     """A body that checkpoints the call (1): compiled whole."""
+
+    #: The backward calls the function again: the check refuses a call with side effects.
+    recomputes = True
 
     def __init__(self, index: int) -> None:
         self.index = index

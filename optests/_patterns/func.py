@@ -37,12 +37,12 @@ FUNCS = (
 #: What compiled code raises for any function under a functorch transform (torch 2.13): Dynamo with
 #: ``fullgraph=True`` ("Unsupported functorch tracing attempt"), and AOTAutograd's
 #: ``aot_function``, whose fake tensors meet the transform's wrappers (what it then raises depends
-#: on the op's first kernel: its fake-tensor check, a data pointer asked of the wrapper, or a
-#: contiguity query vmap has not implemented).
+#: on the op's first kernel: its fake-tensor check, a data pointer or storage asked of the wrapper
+#: (the FFT ops', ``log_softmax``'s with a dtype), or a contiguity query vmap has not implemented).
 AROUND_UNSUPPORTED = re.compile(
     r"Unsupported functorch tracing attempt|Please convert all Tensors to FakeTensors first"
     r"|Cannot access data pointer of Tensor that doesn't have storage|NYI: querying is_contiguous inside of vmap"
-    r"|expected FakeTensor for arg"
+    r"|expected FakeTensor for arg|Cannot access storage of (?:TensorWrapper|BatchedTensorImpl)"
 )
 
 #: The batch a vmapped sample has: its input, then that input times this (floating inputs).

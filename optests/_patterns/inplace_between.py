@@ -4,7 +4,10 @@ between them does. Where eager's saved-tensor version check refuses the backward
 an inplace operation"), the compiled backward must refuse too, not silently compute with the new
 values (a finding at ``backward``; both refusing: not applicable); a compiled backward that goes
 through with the gradients of the values before the change (it saved an output or a copy, not
-the input) is not applicable too. Where eager accepts, the gradients are compared. A sample with
+the input) is not applicable too. Where eager accepts, the gradients are compared; a compiled
+backward whose version check refuses there (it saved the input itself where eager saved what it
+computed from it, PyTorch issue #185497) is loud and uses no stale value: not applicable, saying
+so. A sample with
 an empty input that requires grad derives nothing: no value changes, and a compiled backward
 that does not refuse uses no stale value."""
 

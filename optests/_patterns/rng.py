@@ -6,7 +6,10 @@ eager does, and the values of a call that draws random numbers (an op tagged ``n
 compared under it too. Under any other backend that draws otherwise (``Backend.same_random``
 false), the state is compared where eager's call draws no random numbers (a compiled call must
 not draw them either); where it draws, neither the state nor the values are compared, only the
-metadata (shape, dtype) of what it returns. Every sample derives one, with or without autograd."""
+metadata (shape, dtype) of what it returns. Where eager's call draws and leaves the generator as
+the seed made it (Python around the op seeds and restores it, as OpInfo's ``wrapper_set_seed``
+does), the state is not compared, and a note says so: a trace runs that Python once. Every sample
+derives one, with or without autograd."""
 
 from __future__ import annotations
 
