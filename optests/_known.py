@@ -62,7 +62,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 6
+CATALOG_VERSION = 7
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -321,6 +321,13 @@ KNOWN: tuple[KnownBug, ...] = (
         {"_segment_reduce.offsets", "_segment_reduce.lengths"},
     ),
     _bug(
+        "batch_norm_one_value_per_channel_zero_division",
+        "native_batch_norm in training mode on one value per channel: eager gives a NaN running variance, tracing divides by n - 1 = 0",
+        r"RuntimeError when making fake tensor call|ZeroDivisionError: float division by zero",
+        {_T, Stage.SEQUENCE},
+        ops={"native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"},
+    ),
+    _bug(
         "aot_group_norm_empty_backward",
         "group_norm of an input with a size-0 dim, compiled with a backward: the decomposition of its backward divides by the group's 0 elements",
         r"ZeroDivisionError: float division by zero",
@@ -502,5 +509,12 @@ KNOWN: tuple[KnownBug, ...] = (
         {_B},
         {"hooks"},
         backends={"aot_eager", "aot_eager_decomp_partition", "inductor"},
+    ),
+    _bug(
+        "dynamo_symint_for_int_list_argument",
+        "an int passed for an op's int[N] argument, changed between calls: Dynamo makes it a SymInt, and the op's schema refuses it",
+        r"Expected a value of type 'List\[int\]' for argument '\w+' but instead found type 'SymInt'",
+        {_T, Stage.SEQUENCE},
+        upstream="pytorch/pytorch#125638",
     ),
 )
