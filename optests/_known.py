@@ -62,7 +62,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 7
+CATALOG_VERSION = 8
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -509,6 +509,13 @@ KNOWN: tuple[KnownBug, ...] = (
         {_B},
         {"hooks"},
         backends={"aot_eager", "aot_eager_decomp_partition", "inductor"},
+    ),
+    _bug(
+        "vmap_upsample_dynamic_sizes",
+        "torch.func.vmap of an upsampling op (F.interpolate) traced with dynamic shapes: its batching rule asks a symbolic tensor for sizes()",
+        r"Cannot call sizes\(\) on tensor with symbolic sizes/strides",
+        {_T},
+        {"func"},
     ),
     _bug(
         "dynamo_symint_for_int_list_argument",
