@@ -8,10 +8,15 @@ AOTAutograd (``aot_function``, no-op compilers) and first called under the mode,
 under the mode records the aliased output as not requiring grad, and the runtime regenerates the
 alias from ``x`` detached. Every view op tried does the same (``x[0]``, ``diagonal``,
 ``unbind``, ``split``); under ``torch.no_grad()`` the compiled output matches eager's.
-``torch.compile(backend="aot_eager")`` matches eager here.
+``torch.compile(backend="aot_eager")`` matches eager for ``view``; for ``unsafe_split`` (and
+``unsafe_chunk``), whose outputs eager records as views of the input only under the mode, it too
+returns ``requires_grad=False`` where eager's output requires grad, on a fresh compile and
+when the function compiled with grad, then under ``no_grad()``, is called under the mode.
 
 Shown by optests' ``grad-mode`` call pattern (``grad-mode-1``: the call, and so the trace, under
-``torch.inference_mode()``), metadata stage."""
+``torch.inference_mode()``), metadata stage; and by its ``sequence`` pattern (``sequence-6``:
+the call under ``no_grad()`` and then ``inference_mode()`` after one with grad, on one compiled
+function): ``unsafe_split``, ``unsafe_chunk``."""
 
 import torch
 from functorch.compile import aot_function, min_cut_rematerialization_partition, nop
@@ -19,6 +24,10 @@ from functorch.compile import aot_function, min_cut_rematerialization_partition,
 
 def f(x):
     return x.view(-1)
+
+
+def g(x):
+    return torch.unsafe_split(x, 1)[0]
 
 
 def show(name, out, x):
@@ -30,12 +39,14 @@ def show(name, out, x):
 
 
 print("torch", torch.__version__)
-for mode in (torch.no_grad, torch.inference_mode):
-    print(f"under torch.{mode.__name__}():")
-    x = torch.randn(2, 3, requires_grad=True)
-    compiled = aot_function(f, nop, nop, partition_fn=min_cut_rematerialization_partition, keep_inference_input_mutations=True)
-    dynamo = torch.compile(f, backend="aot_eager")
-    with mode():
-        show("eager", f(x), x)
-        show("aot_function", compiled(x), x)
-        show("aot_eager", dynamo(x), x)
+for fn, call in ((f, "x.view(-1)"), (g, "torch.unsafe_split(x, 1)[0]")):
+    for mode in (torch.no_grad, torch.inference_mode):
+        print(f"{call} under torch.{mode.__name__}():")
+        x = torch.randn(2, 3, requires_grad=True)
+        compiled = aot_function(fn, nop, nop, partition_fn=min_cut_rematerialization_partition, keep_inference_input_mutations=True)
+        torch._dynamo.reset()
+        dynamo = torch.compile(fn, backend="aot_eager")
+        with mode():
+            show("eager", fn(x), x)
+            show("aot_function", compiled(x), x)
+            show("aot_eager", dynamo(x), x)

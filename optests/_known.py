@@ -62,7 +62,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 8
+CATALOG_VERSION = 9
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -457,9 +457,9 @@ KNOWN: tuple[KnownBug, ...] = (
     _bug(
         "aot_inference_mode_view_requires_grad",
         "a view output of an input that requires grad, compiled and first called under inference_mode, comes back detached",
-        r"^compiled out(\[\d+\])?\.requires_grad=False, but expected True",
-        {_M},
-        {"grad-mode"},
+        r"^(call \d+ \(under torch\.inference_mode\(\).*?\): )?compiled out(\[\d+\])?\.requires_grad=False, but expected True",
+        {_M, Stage.SEQUENCE},
+        {"grad-mode", "sequence"},
     ),
     _bug(
         "aot_mincut_saves_mutated_input",
