@@ -14,7 +14,8 @@ to the smallest sizes (replaced as ``resized`` replaces them) whose failure has 
 The repro needs the sample again: the record's op is found in its database and the sample made
 and checked again here (:func:`optests._author.run_planned`, in an isolated child). A record whose
 op cannot be found here, or whose sample cannot be made, gets a report that says why, without a
-repro. Every file is written atomically (:func:`optests._files.write_atomic`), ``index.md`` last.
+repro. Every file is written atomically (:func:`optests._files.write_atomic`), ``index.md`` last,
+also when the report is stopped before its end (it then says how many causes have no file).
 """
 
 from __future__ import annotations
@@ -422,7 +423,9 @@ def _files_of(g: Group, loaded: Sequence[Loaded]) -> set[str]:
     return {f.path for f in loaded if ids & f.ids}
 
 
-def index(rows: Sequence[tuple[Group, str]], loaded: Sequence[Loaded], unexpected: bool) -> str:
+def index(rows: Sequence[tuple[Group, str]], loaded: Sequence[Loaded], unexpected: bool, causes: int | None = None) -> str:
+    """The index of the cause files written (``rows``); ``causes``, where more were to be written
+    (a report stopped before its end), says how many, so the index never passes for the whole."""
     which = "the registry does not expect" if unexpected else "of every failure"
     failures = sum(g.count for g, _ in rows)
     lines = [
@@ -431,6 +434,14 @@ def index(rows: Sequence[tuple[Group, str]], loaded: Sequence[Loaded], unexpecte
         f"{failures} failure{'s' if failures != 1 else ''} {which}, {len(rows)} cause{'s' if len(rows) != 1 else ''}, "
         f"from {', '.join(f'`{printable(f.path)}`' for f in loaded)}.",
         "",
+    ]
+    if causes is not None and causes > len(rows):
+        lines += [
+            f"**Stopped after {len(rows)} of {causes} causes**: {causes - len(rows)} "
+            f"{'has' if causes - len(rows) == 1 else 'have'} no file here; run the report again for every cause.",
+            "",
+        ]
+    lines += [
         "| cause | samples | ops | report |",
         "|---|---:|---|---|",
     ]
@@ -465,7 +476,7 @@ def write(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ReportError(f"--out {out}: cannot make the folder: {e.strerror or e}") from None
-    rows = []
+    rows: list[tuple[Group, str]] = []
     work = Path(tempfile.mkdtemp(prefix="optests-report-"))
     try:
         for g in groups:
@@ -482,7 +493,8 @@ def write(
                         write_atomic(out / "repros" / produced, (work / produced).read_bytes())
             write_atomic(out / name, text.encode())
             rows.append((g, name))
-        write_atomic(out / "index.md", index(rows, loaded, not every).encode())
     finally:
+        # last, and also when stopped (Ctrl-C, an error): an index of the files written, saying so
+        write_atomic(out / "index.md", index(rows, loaded, not every, len(groups)).encode())
         shutil.rmtree(work, ignore_errors=True)
     return rows

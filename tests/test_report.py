@@ -90,6 +90,33 @@ def test_a_report_per_cause_and_an_index(tmp_path: Path, optests_cli: OptestsCli
     assert done.stdout == "every: 2 causes of 29 failures, one file each; index.md lists them\n"
 
 
+def test_a_report_stopped_before_its_end_still_writes_an_index_that_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during the second cause's repro: the first cause's file is whole, and index.md lists
+    it and says that one cause has no file."""
+    from optests import _report
+
+    made = _report.make_repro
+    calls = []
+
+    def stopped_at_the_second(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return made(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_report, "make_repro", stopped_at_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        _report.write([str(_synthetic(tmp_path))], tmp_path / "out")
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert len(written) == 2 and "index.md" in written, written
+    index = (tmp_path / "out" / "index.md").read_text()
+    assert "25 failures the registry does not expect, 1 cause" in index
+    assert "**Stopped after 1 of 2 causes**: 1 has no file here; run the report again for every cause." in index
+    assert next(n for n in written if n != "index.md") in index
+
+
 @pytest.mark.parametrize(
     ("args", "error"),
     [
