@@ -276,7 +276,9 @@ def _explained(text: list[str]) -> str:
         if "): got " in explanation:
             return "got " + explanation.rsplit("): got ", 1)[1].split("\\n")[0]  # an error's repr: its first line
         following = [rest.strip() for rest in text[i + 1 :] if rest.strip()]
-        return following[0] if explanation.endswith(":") and following else explanation
+        if (not explanation or explanation.endswith(":")) and following:
+            return following[0]
+        return explanation or "no explanation given"
     return "no explanation given"
 
 

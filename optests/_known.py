@@ -323,9 +323,21 @@ KNOWN: tuple[KnownBug, ...] = (
     _bug(
         "batch_norm_one_value_per_channel_zero_division",
         "native_batch_norm in training mode on one value per channel: eager gives a NaN running variance, tracing divides by n - 1 = 0",
-        r"RuntimeError when making fake tensor call|ZeroDivisionError: float division by zero",
+        r"fake tensor call: got ZeroDivisionError|ZeroDivisionError: float division by zero",
         {_T, Stage.SEQUENCE},
         ops={"native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"},
+    ),
+    _bug(
+        "vmap_upsample_dynamic_sizes",
+        "torch.func.vmap of an upsampling op (F.interpolate) traced with dynamic shapes: its batching rule asks a symbolic tensor for sizes()",
+        r"Cannot call sizes\(\) on tensor with symbolic sizes/strides",
+        {_T},
+        {"func"},
+        {
+            *(f"nn.functional.interpolate.{mode}" for mode in ("nearest", "linear", "bilinear", "bicubic", "trilinear")),
+            "nn.functional.upsample_nearest",
+            "nn.functional.upsample_bilinear",
+        },
     ),
     _bug(
         "aot_group_norm_empty_backward",
@@ -509,13 +521,6 @@ KNOWN: tuple[KnownBug, ...] = (
         {_B},
         {"hooks"},
         backends={"aot_eager", "aot_eager_decomp_partition", "inductor"},
-    ),
-    _bug(
-        "vmap_upsample_dynamic_sizes",
-        "torch.func.vmap of an upsampling op (F.interpolate) traced with dynamic shapes: its batching rule asks a symbolic tensor for sizes()",
-        r"Cannot call sizes\(\) on tensor with symbolic sizes/strides",
-        {_T},
-        {"func"},
     ),
     _bug(
         "dynamo_symint_for_int_list_argument",

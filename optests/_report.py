@@ -494,7 +494,8 @@ def write(
             write_atomic(out / name, text.encode())
             rows.append((g, name))
     finally:
-        # last, and also when stopped (Ctrl-C, an error): an index of the files written, saying so
-        write_atomic(out / "index.md", index(rows, loaded, not every, len(groups)).encode())
-        shutil.rmtree(work, ignore_errors=True)
+        try:  # last, and also when stopped (Ctrl-C, an error): an index of the files written, saying so
+            write_atomic(out / "index.md", index(rows, loaded, not every, len(groups)).encode())
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return rows

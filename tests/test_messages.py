@@ -141,12 +141,10 @@ class TestDynamoErrors(expecttest.TestCase):
     def test_a_dynamo_error_that_says_only_where_it_failed_is_named_by_what_failed(self) -> None:
         """Dynamo's first line says tracing failed on fake tensors; the message names what the op
         raised there (findings/batch_norm_one_value_per_channel_zero_division.py)."""
-        try:
+        with self.assertRaises(Exception) as raised:
             torch.compile(_one_value_per_channel, backend="aot_eager", fullgraph=True)(torch.randn(1, 1, 1))
-        except Exception as e:
-            said = error_line(e)
         self.assertExpectedInline(
-            said,
+            error_line(raised.exception),
             """TorchRuntimeError: RuntimeError when making fake tensor call: got ZeroDivisionError('float division by zero')""",
         )
 
@@ -157,3 +155,7 @@ class TestDynamoErrors(expecttest.TestCase):
             """RuntimeError: Error when attempting to resolve op packet: aten::f() Expected 'List[int]'""",
         )
         self.assertExpectedInline(error_line(RuntimeError("other\n  Explanation: x")), """RuntimeError: other""")
+        bare = "RuntimeError when making fake tensor call\n  Explanation:\n"
+        self.assertExpectedInline(
+            error_line(RuntimeError(bare)), """RuntimeError: RuntimeError when making fake tensor call: no explanation given"""
+        )

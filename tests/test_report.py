@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from sweepdir import OptestsCli
 
+from optests import _report
 from optests._findings import Outcome, Stage
 from optests._key import Mode, SampleKey
 from optests._known import CATALOG_VERSION
@@ -95,10 +96,8 @@ def test_a_report_stopped_before_its_end_still_writes_an_index_that_says_so(
 ) -> None:
     """Ctrl-C during the second cause's repro: the first cause's file is whole, and index.md lists
     it and says that one cause has no file."""
-    from optests import _report
-
     made = _report.make_repro
-    calls = []
+    calls: list[int] = []
 
     def stopped_at_the_second(*args: object, **kwargs: object) -> object:
         calls.append(1)

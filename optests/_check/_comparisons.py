@@ -14,8 +14,10 @@ import torch
 import torch.utils._pytree as pytree
 
 from .._backends import get_backend
+from .._backends.dynamo import Dynamo
 from .._findings import BackwardMismatch, Finding, ForwardMismatch, MetadataMismatch, MutationMismatch, TraceFailure, error_line
 from .._patterns import Unsupported
+from .._patterns.base import UNCHANGED
 from ._copies import _copies, _identical, _storage_groups
 from ._float64 import _Float64Reference, _rounding_only
 from ._messages import _difference, _dtype, _error_excerpt, _finding_factory, _grad_fn, _listed, _names
@@ -36,13 +38,13 @@ _VERSION_CHECK = "modified by an inplace operation"
 
 #: Where eager's backward accepts an input changed in place after the forward and the compiled
 #: one's version check refuses it: the compiled graph saved the input itself where eager saved
-#: what it computed from it (PyTorch issue #185497). It is loud and uses no stale value, so under
-#: a pattern that changes inputs between the forward and the backward (``inplace-between``, whose
-#: finding is a compiled backward that silently computes with the new values) the derived sample
-#: is not applicable, and says why.
+#: what it computed from it. It is loud and uses no stale value, so under a pattern that changes
+#: inputs between the forward and the backward (``inplace-between``, whose finding is a compiled
+#: backward that silently computes with the new values) the derived sample is not applicable,
+#: and says why.
 _STRICTER_REFUSAL = (
     "refused an input changed in place after the forward, which eager's backward does not need "
-    "(the compiled graph saved the input itself: PyTorch issue #185497)"
+    "(the compiled graph saved the input itself)"
 )
 
 
@@ -137,6 +139,12 @@ def _draws_as_eager(c: _Compared) -> bool:
 def _random_op(c: _Compared) -> str | None:
     """The first op tagged ``nondeterministic_seeded`` that eager's call runs (on fresh copies of
     its inputs, forward only), or None."""
+    draws = _random_draws(c)
+    return None if draws is None else draws.found
+
+
+def _random_draws(c: _Compared) -> _DrawsRandom | None:
+    """What eager's call draws (on fresh copies of its inputs, forward only); None where it raises."""
     draws = _DrawsRandom()  # type: ignore[no-untyped-call]
     try:
         with draws, warnings.catch_warnings():
@@ -144,7 +152,7 @@ def _random_op(c: _Compared) -> str | None:
             _called(c.opts.pattern, c.call.eager, _copies(c.originals))
     except Exception:
         return None
-    return draws.found
+    return draws
 
 
 def _refusals(c: _Compared) -> None:
@@ -315,17 +323,19 @@ def _observed(c: _Compared) -> None:
 
 
 def _restores_the_generator(c: _Compared, what: str, eager_state: torch.Tensor) -> bool:
-    """Whether eager's call draws random numbers and leaves the global generator as the seed made
+    """Whether eager's call draws from the global CPU generator and yet leaves it as the seed made
     it: Python code around the op seeds, and restores the state after it (OpInfo's
     ``wrapper_set_seed`` does, for ``fractional_max_pool2d`` and the like). AOTAutograd traces
     tensor ops and runs such Python once, at trace time, so what the compiled call leaves says
-    nothing about the compiler: the state is not compared (noted). Under Dynamo the Python runs
-    as it is written."""
-    op = _random_op(c)
-    if op is None or not torch.equal(eager_state, torch.Generator().manual_seed(_SEED).get_state()):
+    nothing about the compiler: the state is not compared (noted). Not under a Dynamo backend,
+    which runs the Python as it is written."""
+    if isinstance(get_backend(c.opts.options.backend), Dynamo):
+        return False
+    draws = _random_draws(c)
+    if draws is None or not draws.drew_globally or not torch.equal(eager_state, torch.Generator().manual_seed(_SEED).get_state()):
         return False
     note = (
-        f"{what} not compared: eager's call draws random numbers ({op}) and restores the "
+        f"{what} not compared: eager's call draws random numbers ({draws.found}) and restores the "
         "generator after it, in Python code that a trace runs once"
     )
     if note not in c.opts.notes:
@@ -380,11 +390,17 @@ def _raise_errors(comp: _Run, call: _TensorCall, gradients: bool, opts: _Checkin
         e = comp.backward_error
         if isinstance(e, Unsupported):
             raise make(BackwardMismatch, "compiled backward", f"raised {error_line(e)}", "no error", detail=_UNSUPPORTED) from e
-        if getattr(opts.pattern, "unchanged", None) is not None and _VERSION_CHECK in str(e):
+        if getattr(opts.pattern, UNCHANGED, None) is not None and _VERSION_CHECK in str(e):
             # stricter than eager, and loud: no stale value is used (what the pattern looks for)
+            stricter = Unsupported(error_line(e))
+            stricter.__cause__ = e
             raise make(
-                BackwardMismatch, "compiled backward", _STRICTER_REFUSAL, "no error (eager backward succeeded)"
-            ) from Unsupported(error_line(e))
+                BackwardMismatch,
+                "compiled backward",
+                _STRICTER_REFUSAL,
+                "no error (eager backward succeeded)",
+                detail=error_line(e),
+            ) from stricter
         raise make(BackwardMismatch, "compiled backward", f"raised {error_line(e)}", "no error (eager backward succeeded)") from e
 
 

@@ -11,9 +11,9 @@ import torch
 import torch.utils._pytree as pytree
 
 from .._backends import get_backend
-from .._findings import BackwardMismatch, EagerFailure, Finding, ForwardMismatch, MutationMismatch, RandomizedMismatch, error_line
+from .._findings import BackwardMismatch, EagerFailure, Finding, ForwardMismatch, RandomizedMismatch, error_line
 from .._patterns import DEFAULT_PATTERN, Called, DependsOnCpu, Unsupported, get_pattern
-from .._patterns.base import BODY
+from .._patterns.base import BODY, RECOMPUTES, UNCHANGED
 from ._comparisons import COMPARISONS, _Compared
 from ._copies import _copies, _donor_values, _identical
 from ._float64 import _Float64Reference
@@ -59,7 +59,7 @@ def _check_once(call: _TensorCall, compiled: Callable[..., Any], originals: list
         _refused_alike(compiled, originals, opts, e, None)
         raise make(EagerFailure, "eager call", f"raised {error_line(e)}", "no error") from e
     _same_on_every_cpu(call.eager, originals, eager.called, opts)
-    if fresh and getattr(pattern, "recomputes", False):
+    if fresh and getattr(pattern, RECOMPUTES, False):
         _no_side_effects(call, originals, eager.inputs, opts)
     gradients = _wants_gradients(opts, eager.inputs, eager.out)
     if gradients:
@@ -108,7 +108,7 @@ def _no_side_effects(call: _TensorCall, originals: list[torch.Tensor], after: li
     changed = [name for name, before, now in zip(call.names, originals, after) if not _identical(now, before)]
     if changed:
         raise _finding_factory(opts)(
-            MutationMismatch,
+            EagerFailure,
             "eager call",
             f"changed {', '.join(changed)} in place",
             "no side effects (the backward recomputes a checkpointed call)",
@@ -141,7 +141,7 @@ def _refused_alike(
     except Exception:
         return
     make = _finding_factory(opts)
-    unchanged = getattr(opts.pattern, "unchanged", None)
+    unchanged = getattr(opts.pattern, UNCHANGED, None)
     if backward is not None and grads is not None and unchanged is not None and eager is not None:
         before = _copies(originals)
         expected = _user_gradients(unchanged, _called(unchanged, eager, before), before)

@@ -77,14 +77,22 @@ class _Run:
 
 
 class _DrawsRandom(TorchDispatchMode):  # type: ignore[no-untyped-call]
-    """Notes the first op tagged ``nondeterministic_seeded`` that runs under it."""
+    """Notes the first op tagged ``nondeterministic_seeded`` that runs under it, and whether any
+    such op drew from the global CPU generator (its state moved: not a ``generator=`` of the
+    call's own, not another device's)."""
 
     found: str | None = None
+    drew_globally: bool = False
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        if self.found is None and torch.Tag.nondeterministic_seeded in func.tags:
+        if torch.Tag.nondeterministic_seeded not in func.tags:
+            return func(*args, **(kwargs or {}))
+        if self.found is None:
             self.found = str(func)
-        return func(*args, **(kwargs or {}))
+        before = torch.get_rng_state()
+        out = func(*args, **(kwargs or {}))
+        self.drew_globally = self.drew_globally or not torch.equal(before, torch.get_rng_state())
+        return out
 
 
 def _compile(call: Callable[..., Any], opts: _Checking) -> Callable[..., Any]:

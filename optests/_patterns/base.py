@@ -128,3 +128,15 @@ class CallPattern(Protocol):
 #: ``checkpoint-1``: one that checkpoints the call). The check looks it up with
 #: ``getattr(pattern, BODY, None)``: a pattern without it compiles the call itself.
 BODY = "body"
+
+#: A pattern that changes the inputs between the forward and the backward (``inplace-between``)
+#: has an attribute of this name: the pattern of the same call without the change. Where eager's
+#: backward refuses the change and the compiled one goes through, its gradients must be eager's
+#: under it; where eager's accepts and the compiled one's version check refuses, the derived sample
+#: is not applicable (loud, no stale value used). ``getattr(pattern, UNCHANGED, None)``.
+UNCHANGED = "unchanged"
+
+#: A pattern whose backward calls the function again (``checkpoint``) has this attribute true: a
+#: call that changes an input in place is then not applicable, since a recomputed call must have
+#: no side effects. ``getattr(pattern, RECOMPUTES, False)``.
+RECOMPUTES = "recomputes"

@@ -33,7 +33,7 @@ def _checkpointed(fn: Callable[[list[torch.Tensor]], Any], tensors: Sequence[tor
 class CheckpointAround(Single):
     """The call checkpointed (0)."""
 
-    #: The backward calls the function again: the check refuses a call with side effects.
+    #: The backward calls the function again (:data:`~optests._patterns.base.RECOMPUTES`).
     recomputes = True
 
     def __init__(self, index: int) -> None:
@@ -47,7 +47,7 @@ class CheckpointAround(Single):
 class CheckpointInside(Single):
     """A body that checkpoints the call (1): compiled whole."""
 
-    #: The backward calls the function again: the check refuses a call with side effects.
+    #: The backward calls the function again (:data:`~optests._patterns.base.RECOMPUTES`).
     recomputes = True
 
     def __init__(self, index: int) -> None:

@@ -6,7 +6,7 @@ values (a finding at ``backward``; both refusing: not applicable); a compiled ba
 through with the gradients of the values before the change (it saved an output or a copy, not
 the input) is not applicable too. Where eager accepts, the gradients are compared; a compiled
 backward whose version check refuses there (it saved the input itself where eager saved what it
-computed from it, PyTorch issue #185497) is loud and uses no stale value: not applicable, saying
+computed from it) is loud and uses no stale value: not applicable, saying
 so. A sample with
 an empty input that requires grad derives nothing: no value changes, and a compiled backward
 that does not refuse uses no stale value."""
@@ -29,8 +29,9 @@ CHANGE = "add_(1)"
 class InplaceBetween(Single):
     """One call; its inputs changed in place; then the backward."""
 
-    #: The call without the change: where eager refuses the backward and the compiled one goes
-    #: through, its gradients must be eager's of this (it saved what it needs, not the new values).
+    #: The call without the change (:data:`~optests._patterns.base.UNCHANGED`): where eager refuses
+    #: the backward and the compiled one goes through, its gradients must be eager's of this (it
+    #: saved what it needs, not the new values).
     unchanged = Single()
 
     def __init__(self, index: int = 0) -> None:
