@@ -172,6 +172,20 @@ def test_eager_restoring_the_generator_in_python_is_not_compared_with_what_a_tra
     assert any("restores the generator after it" in n for n in check.result.notes), check.result.notes
 
 
+def test_a_refusal_eager_makes_without_the_change_too_must_be_made_compiled() -> None:
+    """``linalg.eig``'s backward refuses a loss of the eigenvectors' phase with or without the
+    change between the forward and the backward; the traced backward does not carry that check:
+    a finding, not an internal error of the comparison with eager's gradients of the unchanged
+    values."""
+    a = torch.randn(3, 3, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    checks = optests.check_op("linalg.eig", [([a], {})], modes=["static"], transforms="inplace-between", reruns=0)
+    (derived,) = [c.result for c in checks if c.key.transform == "inplace-between"]
+    assert (derived.outcome, derived.stage) == (optests.Outcome.FAILED, optests.Stage.BACKWARD), derived.message
+    assert derived.message.startswith("compiled backward=no error, but expected raised RuntimeError: linalg_eig_backward"), (
+        derived.message
+    )
+
+
 def _running_mean_update(x: torch.Tensor, running: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         running.mul_(0.5).add_(x.mean(0), alpha=0.5)

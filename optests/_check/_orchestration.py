@@ -131,7 +131,7 @@ def _refused_alike(
     a sample eager cannot run is no valid call. A pattern with an ``unchanged`` pattern (an input
     changed between the forward and the backward) lets a compiled backward go through whose
     gradients are ``eager``'s under ``unchanged``: it kept the values it needs, and used none of
-    the new ones."""
+    the new ones; where eager refuses under ``unchanged`` too, the compiled backward must refuse."""
     if opts.options.pattern == DEFAULT_PATTERN or _MACHINE_REFUSAL.search(str(call or backward)):
         return
     inputs = _copies(originals)
@@ -144,7 +144,12 @@ def _refused_alike(
     unchanged = getattr(opts.pattern, UNCHANGED, None)
     if backward is not None and grads is not None and unchanged is not None and eager is not None:
         before = _copies(originals)
-        expected = _user_gradients(unchanged, _called(unchanged, eager, before), before)
+        try:
+            expected = _user_gradients(unchanged, _called(unchanged, eager, before), before)
+        except Exception:  # eager refuses without the change too: the refusal is not the change's
+            raise make(
+                BackwardMismatch, "compiled backward", "no error", f"raised {error_line(backward)} (as eager)"
+            ) from backward
         try:
             torch.testing.assert_close(grads, expected, equal_nan=True)
         except AssertionError as e:
