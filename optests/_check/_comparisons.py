@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from ._float64 import _Float64Reference, _rounding_only
 from ._messages import _difference, _dtype, _error_excerpt, _finding_factory, _grad_fn, _listed, _names
 from ._metadata import _agree, _is_alias_of, _Meta, _meta, _significant_strides
 from ._options import CheckOptions, _Checking
-from ._running import _SEED, _called, _compile, _DrawsRandom, _Run
+from ._running import _SEED, _called, _compile, _DrawsRandom, _random_draws, _Run
 from ._trace import _output_leaves, _TensorCall
 
 __all__ = ["COMPARISONS"]
@@ -139,20 +138,13 @@ def _draws_as_eager(c: _Compared) -> bool:
 def _random_op(c: _Compared) -> str | None:
     """The first op tagged ``nondeterministic_seeded`` that eager's call runs (on fresh copies of
     its inputs, forward only), or None."""
-    draws = _random_draws(c)
+    draws = _eager_draws(c)
     return None if draws is None else draws.found
 
 
-def _random_draws(c: _Compared) -> _DrawsRandom | None:
-    """What eager's call draws (on fresh copies of its inputs, forward only); None where it raises."""
-    draws = _DrawsRandom()  # type: ignore[no-untyped-call]
-    try:
-        with draws, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _called(c.opts.pattern, c.call.eager, _copies(c.originals))
-    except Exception:
-        return None
-    return draws
+def _eager_draws(c: _Compared) -> _DrawsRandom | None:
+    """What eager's call draws, on fresh copies of its inputs (:func:`_random_draws`)."""
+    return _random_draws(c.opts.pattern, c.call.eager, _copies(c.originals))
 
 
 def _refusals(c: _Compared) -> None:
@@ -331,7 +323,7 @@ def _restores_the_generator(c: _Compared, what: str, eager_state: torch.Tensor) 
     which runs the Python as it is written."""
     if isinstance(get_backend(c.opts.options.backend), Dynamo):
         return False
-    draws = _random_draws(c)
+    draws = _eager_draws(c)
     if draws is None or not draws.drew_globally or not torch.equal(eager_state, torch.Generator().manual_seed(_SEED).get_state()):
         return False
     note = (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +19,7 @@ from ._copies import _copies, _donor_values, _identical
 from ._float64 import _Float64Reference
 from ._messages import _dtype, _finding_factory
 from ._options import CheckOptions, _Checking
-from ._running import _RANDOM_DATA_SEED, _called, _compile, _DrawsRandom, _Run, _seeded, _user_gradients
+from ._running import _RANDOM_DATA_SEED, _called, _compile, _random_draws, _Run, _seeded, _user_gradients
 from ._sequence import _check_sequence
 from ._trace import _output_leaves, _TensorCall
 
@@ -154,7 +153,10 @@ def _refused_alike(
         try:
             torch.testing.assert_close(grads, expected, equal_nan=True)
         except AssertionError as e:
-            if not get_backend(opts.options.backend).same_random and _draws_random(eager, originals, opts):
+            draws = (
+                None if get_backend(opts.options.backend).same_random else _random_draws(opts.pattern, eager, _copies(originals))
+            )
+            if draws is not None and draws.found is not None:
                 return  # the backend draws otherwise than eager: the values say nothing (as _unless_random)
             raise make(
                 BackwardMismatch,
@@ -168,16 +170,6 @@ def _refused_alike(
         raise make(ForwardMismatch, "compiled call", "no error", f"raised {error_line(call)} (as eager)") from call
     assert backward is not None
     raise make(BackwardMismatch, "compiled backward", "no error", f"raised {error_line(backward)} (as eager)") from backward
-
-
-def _draws_random(eager: Callable[..., Any], originals: list[torch.Tensor], opts: _Checking) -> bool:
-    """Whether eager's call (as the pattern makes it, forward only) runs an op tagged
-    ``nondeterministic_seeded``."""
-    draws = _DrawsRandom()  # type: ignore[no-untyped-call]
-    with contextlib.suppress(Exception), draws, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _called(opts.pattern, eager, _copies(originals))
-    return draws.found is not None
 
 
 def _same_on_every_cpu(eager: Callable[..., Any], originals: list[torch.Tensor], called: Called, opts: _Checking) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -93,6 +94,19 @@ class _DrawsRandom(TorchDispatchMode):  # type: ignore[no-untyped-call]
         out = func(*args, **(kwargs or {}))
         self.drew_globally = self.drew_globally or not torch.equal(before, torch.get_rng_state())
         return out
+
+
+def _random_draws(pattern: CallPattern, eager: Callable[..., Any], inputs: list[torch.Tensor]) -> _DrawsRandom | None:
+    """What eager's call, as ``pattern`` makes it (forward only), draws on ``inputs``: a
+    :class:`_DrawsRandom` that watched it; None where the call raises."""
+    draws = _DrawsRandom()  # type: ignore[no-untyped-call]
+    try:
+        with draws, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _called(pattern, eager, inputs)
+    except Exception:
+        return None
+    return draws
 
 
 def _compile(call: Callable[..., Any], opts: _Checking) -> Callable[..., Any]:
