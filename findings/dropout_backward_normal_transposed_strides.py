@@ -8,6 +8,7 @@ Run: python findings/dropout_backward_normal_transposed_strides.py
 """
 
 import torch
+import torch._dynamo
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 torch.manual_seed(0)
@@ -33,3 +34,6 @@ for name, (f, args) in cases.items():
         fake = f(*(mode.from_tensor(t) for t in args))
     print(f"{name:24} input strides {[a.stride() for a in args]}")
     print(f"{'':24} eager {eager.stride()}, fake kernel predicts {fake.stride()}")
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="aot_eager_decomp_partition", fullgraph=True)(*args)
+    print(f"{'':24} torch.compile(backend='aot_eager_decomp_partition') returns {compiled.stride()}")

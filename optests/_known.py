@@ -62,13 +62,17 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 10
+CATALOG_VERSION = 11
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
 
 # what the strides, shape and dtype findings of a fake kernel say (one output, or output N)
 _TRACED_STRIDES = r"^traced out(\[\d+\])?\.stride\(\)="
+# ... and what a sequence says where its compiled call's output has the strides a fake kernel or a
+# decomposition gives (under aot_eager_decomp_partition and inductor, the decomposition runs)
+_STRIDES = r"^(traced out|call \d+ .*: compiled out)(\[\d+\])?\.stride\(\)="
+_COMPILED_STRIDES = r"^call \d+ .*: compiled out(\[\d+\])?\.stride\(\)="
 _EXPAND = r"expand: the requested shape has too few dimensions"
 _OUT_VALUES = r"^kwargs\['out'\] after the call="
 
@@ -109,8 +113,8 @@ KNOWN: tuple[KnownBug, ...] = (
     _bug(
         "max_unpool2d_channels_last_strides",
         "max_unpool2d's fake kernel predicts a contiguous output for a channels_last input",
-        _TRACED_STRIDES,
-        {_M},
+        _STRIDES,
+        {_M, Stage.SEQUENCE},
         ops={"nn.functional.max_unpool2d", "nn.functional.max_unpool2d.grad"},
         releases=_FIXED,
         fixed_in="2.15",
@@ -118,10 +122,20 @@ KNOWN: tuple[KnownBug, ...] = (
     _bug(
         "batch_norm_transposed_strides",
         "batch_norm's fake kernel predicts the input's memory order for a dense, non-contiguous input; the CPU kernel returns a contiguous output",
-        _TRACED_STRIDES,
-        {_M},
-        {"transposed"},
+        _STRIDES,
+        {_M, Stage.SEQUENCE},
+        {"transposed", "sequence"},
         {"nn.functional.batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"},
+    ),
+    _bug(
+        "decomposition_output_strides",
+        "the decompositions of stack (one tensor), put and grid_sample (channels_last) give other output strides than eager's CPU kernels",
+        _COMPILED_STRIDES,
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"stack", "put", "nn.functional.grid_sample", "grid_sampler_2d"},
+        {"aot_eager_decomp_partition", "inductor"},
+        upstream="pytorch/pytorch#198364",
     ),
     _bug(
         "binary_broadcast_transposed_strides",
@@ -152,17 +166,17 @@ KNOWN: tuple[KnownBug, ...] = (
     _bug(
         "channel_shuffle_channels_last_strides",
         "channel_shuffle's fake kernel predicts a contiguous output for a channels_last input",
-        _TRACED_STRIDES,
-        {_M},
-        {"transposed"},
+        _STRIDES,
+        {_M, Stage.SEQUENCE},
+        {"transposed", "sequence"},
         {"nn.functional.channel_shuffle"},
     ),
     _bug(
         "dropout_backward_normal_transposed_strides",
         "native_dropout_backward's and normal's fake kernels predict other output strides than the CPU kernels for transposed inputs",
-        _TRACED_STRIDES,
-        {_M},
-        {"transposed"},
+        _STRIDES,
+        {_M, Stage.SEQUENCE},
+        {"transposed", "sequence"},
         {"native_dropout_backward", "normal"},
     ),
     _bug(
