@@ -257,3 +257,46 @@ def test_a_transform_around_compiled_code_pytorch_refuses_for_every_function_is_
         "func-2": optests.Outcome.PASSED,
         "func-3": optests.Outcome.PASSED,
     }, {c.key.transform: c.result.message for c in checks}
+
+
+def test_the_gradient_an_output_hook_sees_does_not_hang_on_the_sign_of_the_outputs_sum() -> None:
+    """An output that sums to 0: ``sum().abs()``'s gradient there is 0, or +-1 where rounding
+    leaves a tiny sum, so eager's and a compiled call's hooks would see different gradients of
+    correct outputs. The hooks pattern's loss is linear: each output's gradient is ones."""
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)  # the sum of x and -x is 0 exactly
+    for index in (0, 1):
+        pattern = get_pattern(f"hooks-{index}")
+        called = pattern.call(lambda inputs: torch.cat([inputs[0], -inputs[0]]), [x])
+        pattern.gradients(called, [x])
+        seen = {o.what: o.value for o in called.observed}
+        torch.testing.assert_close(seen["gradient the hook on output 0 saw (call 0)"], torch.ones(8))
+        torch.testing.assert_close(seen["output 0.grad (retain_grad)"], torch.full((8,), 2.0 if index else 1.0))
+
+
+def test_softmax_backward_data_under_hooks_is_clean_with_the_decompositions() -> None:
+    """Its output sums to 0 by construction; the decomposition rounds that sum to a tiny negative
+    number where eager's kernel gives 0 (the aot_eager_decomp_partition sweep's two failures)."""
+    grad = torch.tensor([3.611605167388916, -8.067646980285645, -0.5734938383102417, 3.1285104751586914, -3.033684730529785])
+    grad.requires_grad_()
+    out = torch.tensor(
+        [0.0007545645930804312, 0.6207531094551086, 0.048132359981536865, 0.32908082008361816, 0.0012791199842467904]
+    )
+    checks = optests.check_op(
+        torch.ops.aten._softmax_backward_data,
+        [([grad, out, 0, torch.float32], {})],
+        modes=["static"],
+        transforms="hooks",
+        backends=["aot_eager_decomp_partition"],
+        reruns=0,
+    )
+    assert [c.result.outcome for c in checks] == [optests.Outcome.PASSED] * 3, [c.result.message for c in checks]
+
+
+def test_a_kernel_torch_func_refuses_in_eager_makes_a_compiled_body_not_applicable() -> None:
+    """``tensor_split`` with tensor indices under ``torch.func.grad``: eager's kernel asks the
+    wrapper for a data pointer and raises; a compiled body (dynamic shapes) goes through. Eager's
+    refusal is ``torch.func``'s limit, not a precondition the compiled call must keep."""
+    checks = optests.check_op("tensor_split", modes=["dynamic"], transforms="func", select="first:1", reruns=0)
+    by = {c.key.transform: c.result for c in checks}
+    assert by["func-2"].outcome is optests.Outcome.NOT_APPLICABLE, by["func-2"].message
+    assert "Cannot access data pointer" in by["func-2"].message, by["func-2"].message

@@ -131,8 +131,12 @@ def _refused_alike(
     a sample eager cannot run is no valid call. A pattern with an ``unchanged`` pattern (an input
     changed between the forward and the backward) lets a compiled backward go through whose
     gradients are ``eager``'s under ``unchanged``: it kept the values it needs, and used none of
-    the new ones; where eager refuses under ``unchanged`` too, the compiled backward must refuse."""
-    if opts.options.pattern == DEFAULT_PATTERN or _MACHINE_REFUSAL.search(str(call or backward)):
+    the new ones; where eager refuses under ``unchanged`` too, the compiled backward must refuse.
+    Nor where eager's refusal is the pattern's (:class:`Unsupported`: ``torch.func`` refuses the op's
+    kernel, a limit of eager's transform, not a precondition of the call): compiled code that
+    goes through is not wrong."""
+    refusal = call or backward
+    if opts.options.pattern == DEFAULT_PATTERN or isinstance(refusal, Unsupported) or _MACHINE_REFUSAL.search(str(refusal)):
         return
     inputs = _copies(originals)
     try:

@@ -12,7 +12,8 @@
 Where the compiled call refuses a transform around it as PyTorch documents for every function
 (:data:`AROUND_UNSUPPORTED`: ``torch.compile(fullgraph=True)`` under a functorch transform,
 AOTAutograd's ``aot_function`` under one), the sample is not applicable
-(:class:`~optests._patterns.Unsupported`)."""
+(:class:`~optests._patterns.Unsupported`); so is it where eager's body in 2 and 3 meets a kernel
+``torch.func`` refuses (:data:`FUNC_REFUSES`), whatever compiled code then does."""
 
 from __future__ import annotations
 
@@ -49,9 +50,17 @@ AROUND_UNSUPPORTED = re.compile(
 SECOND_ROW = 0.5
 
 
-def _unsupported(e: Exception) -> Exception:
-    """``e`` as :class:`Unsupported` where it is :data:`AROUND_UNSUPPORTED`'s, else itself."""
-    if AROUND_UNSUPPORTED.search(str(e)):
+#: What ``torch.func`` itself refuses in a kernel it runs (eager, or inside a compiled body): the
+#: wrapper tensors have no storage to hand (``tensor_split`` with tensor indices, the FFT ops).
+FUNC_REFUSES = re.compile(
+    r"Cannot access data pointer of Tensor that doesn't have storage|NYI: querying is_contiguous inside of vmap"
+    r"|Cannot access storage of (?:TensorWrapper|BatchedTensorImpl)"
+)
+
+
+def _unsupported(e: Exception, refused: re.Pattern[str] = AROUND_UNSUPPORTED) -> Exception:
+    """``e`` as :class:`Unsupported` where it is ``refused``'s, else itself."""
+    if refused.search(str(e)):
         return Unsupported(str(e).strip().splitlines()[0])
     return e
 
@@ -112,12 +121,15 @@ class FuncInside(Single):
         return grad_inside
 
     def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
-        if self.index == 3:
-            return super().call(fn, inputs)
-        # the gradients are outputs: the inputs go in detached (same storage), so the compiled
-        # function is an inference graph around torch.func.grad
-        self.diff = tuple(i for i, t in enumerate(inputs) if t.requires_grad)
-        out = fn([t.detach() for t in inputs])
+        try:
+            if self.index == 3:
+                return super().call(fn, inputs)
+            # the gradients are outputs: the inputs go in detached (same storage), so the compiled
+            # function is an inference graph around torch.func.grad
+            self.diff = tuple(i for i, t in enumerate(inputs) if t.requires_grad)
+            out = fn([t.detach() for t in inputs])
+        except Exception as e:  # eager's body too: a kernel torch.func refuses is no precondition
+            raise _unsupported(e, FUNC_REFUSES) from e
         return Called(out, out)
 
 

@@ -1,7 +1,8 @@
 """``hooks``: tensor hooks around the call, one derived sample each. Every input that requires
 grad gets a ``register_hook`` that records the gradients it is called with; every output that
-requires grad a ``retain_grad()`` and a recording hook. The backward is ``loss.backward(inputs=...)``
-(so ``retain_grad`` fills ``.grad``); the gradients compared are the inputs' ``.grad``, and each
+requires grad a ``retain_grad()`` and a recording hook. The backward is ``.backward(inputs=...)`` of
+:func:`~optests._patterns.single.linear_loss` (so ``retain_grad`` fills ``.grad``, and the outputs'
+gradients do not hang on the sign of a sum that rounds either way); the gradients compared are the inputs' ``.grad``, and each
 hook's calls (their count and the gradients they saw) and each retained ``.grad`` are compared
 too (:attr:`~optests._patterns.Called.observed`). 0: the hooks only record; 1: each output's hook
 also returns its gradient doubled, which autograd must then use (the inputs' gradients double)."""
@@ -15,7 +16,7 @@ import torch
 
 from ..patterns import Called, Made, Observed, Sample, Transform
 from .derived import differentiable, same
-from .single import Single, loss, tensors
+from .single import Single, linear_loss, tensors
 
 #: The derived samples, by index.
 HOOKS = (
@@ -60,7 +61,7 @@ class Hooks(Single):
         seen, outs = called.state
         diff = [t for t in inputs if t.requires_grad]
         unique = [t for i, t in enumerate(diff) if not any(t is u for u in diff[:i])]
-        loss(called.out).backward(inputs=unique)  # type: ignore[no-untyped-call]
+        linear_loss(called.out).backward(inputs=unique)  # type: ignore[no-untyped-call]
         for name, grads in seen.items():
             called.observed.append(Observed(f"calls of the gradient hook on {name}", len(grads), backward=True))
             for n, g in enumerate(grads):
