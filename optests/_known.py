@@ -62,7 +62,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 11
+CATALOG_VERSION = 12
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -352,6 +352,14 @@ KNOWN: tuple[KnownBug, ...] = (
             "nn.functional.upsample_nearest",
             "nn.functional.upsample_bilinear",
         },
+    ),
+    _bug(
+        "vmap_batching_rules_symbolic_sizes",
+        "torch.func.vmap of native_group_norm, slice_scatter, unsafe_chunk or torch.gradient traced with dynamic shapes: the batching rule asks a symbolic tensor for sizes()",
+        r"Cannot call sizes\(\) on tensor with symbolic sizes/strides",
+        {_T},
+        {"func"},
+        {"native_group_norm", "nn.functional.group_norm", "slice_scatter", "unsafe_chunk", "gradient"},
     ),
     _bug(
         "aot_group_norm_empty_backward",

@@ -1,0 +1,46 @@
+"""`torch.func.vmap` of `native_group_norm`, `slice_scatter`, `unsafe_chunk` and `torch.gradient`
+inside a function that `torch.compile` traces with dynamic shapes: their batching rules ask the
+batched tensor for concrete sizes, and tracing fails with "Cannot call sizes() on tensor with
+symbolic sizes/strides". With static shapes the same function compiles and matches eager. (The
+upsampling ops fail alike: `findings/vmap_upsample_dynamic_sizes.py`.)
+
+Found by optests' `func-3` pattern (a compiled function whose body applies `torch.func.vmap`) in
+dynamic mode: `native_group_norm`, `nn.functional.group_norm`, `slice_scatter`, `unsafe_chunk`,
+`gradient`.
+Run: python findings/vmap_batching_rules_symbolic_sizes.py
+"""
+
+import torch
+import torch._dynamo
+
+torch.manual_seed(0)
+
+
+def batched(f):
+    """``f`` under ``torch.func.vmap``, over a new leading dim: each input stacked with half of it."""
+    return lambda *args: torch.func.vmap(f)(*[torch.stack([t, t * 0.5]) for t in args])
+
+
+cases = {
+    "native_group_norm": (
+        lambda x, w, b: torch.native_group_norm(x, w, b, 2, 4, 3, 2, 1e-5)[0],
+        (torch.randn(2, 4, 3), torch.randn(4), torch.randn(4)),
+    ),
+    "slice_scatter": (lambda x, src: torch.slice_scatter(x, src, 0, 0, 2), (torch.randn(4, 3), torch.randn(2, 3))),
+    "unsafe_chunk": (lambda x: torch.unsafe_chunk(x, 2)[0], (torch.randn(4, 3),)),
+    "gradient": (lambda x: torch.gradient(x)[0], (torch.randn(4, 3),)),
+}
+
+print("torch", torch.__version__)
+for name, (f, args) in cases.items():
+    eager = batched(f)(*args)
+    for dynamic in (False, True):
+        torch._dynamo.reset()
+        try:
+            compiled = torch.compile(batched(f), backend="aot_eager", fullgraph=True, dynamic=dynamic)(*args)
+            result = f"compiles, equal to eager: {torch.allclose(compiled, eager)}"
+        except Exception as e:
+            said = next((line.strip() for line in str(e).splitlines() if "Cannot call" in line), str(e).splitlines()[0])
+            said = said[said.find("Cannot call") :].split("\\")[0]  # Dynamo quotes the error with its "\\n"s
+            result = f"raises {type(e).__name__}: {said}"
+        print(f"{name:18} dynamic={dynamic!s:5} {result}")
