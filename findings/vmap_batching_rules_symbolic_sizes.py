@@ -1,12 +1,12 @@
-"""`torch.func.vmap` of `native_group_norm`, `slice_scatter`, `unsafe_chunk` and `torch.gradient`
-inside a function that `torch.compile` traces with dynamic shapes: their batching rules ask the
+"""`torch.func.vmap` of `native_group_norm`, `slice_scatter`, `select_scatter`, `unsafe_chunk`,
+`torch.gradient`, `kron`, `take_along_dim` and `linalg.multi_dot` inside a function that `torch.compile` traces with dynamic shapes: their batching rules ask the
 batched tensor for concrete sizes, and tracing fails with "Cannot call sizes() on tensor with
 symbolic sizes/strides". With static shapes the same function compiles and matches eager. (The
 upsampling ops fail alike: `findings/vmap_upsample_dynamic_sizes.py`.)
 
 Found by optests' `func-3` pattern (a compiled function whose body applies `torch.func.vmap`) in
-dynamic mode: `native_group_norm`, `nn.functional.group_norm`, `slice_scatter`, `unsafe_chunk`,
-`gradient`.
+dynamic mode: `native_group_norm`, `nn.functional.group_norm`, `slice_scatter`, `select_scatter`,
+`unsafe_chunk`, `gradient`, `kron`, `take_along_dim`, `linalg.multi_dot`.
 Run: python findings/vmap_batching_rules_symbolic_sizes.py
 """
 
@@ -29,6 +29,13 @@ cases = {
     "slice_scatter": (lambda x, src: torch.slice_scatter(x, src, 0, 0, 2), (torch.randn(4, 3), torch.randn(2, 3))),
     "unsafe_chunk": (lambda x: torch.unsafe_chunk(x, 2)[0], (torch.randn(4, 3),)),
     "gradient": (lambda x: torch.gradient(x)[0], (torch.randn(4, 3),)),
+    "select_scatter": (lambda x, src: torch.select_scatter(x, src, 0, 1), (torch.randn(4, 3), torch.randn(3))),
+    "kron": (torch.kron, (torch.randn(2, 3), torch.randn(3, 2))),
+    "take_along_dim": (lambda x: torch.take_along_dim(x, torch.tensor([[0], [2]]), 1), (torch.randn(2, 3),)),
+    "linalg.multi_dot": (
+        lambda a, b, c: torch.linalg.multi_dot([a, b, c]),
+        (torch.randn(2, 3), torch.randn(3, 4), torch.randn(4, 2)),
+    ),
 }
 
 print("torch", torch.__version__)

@@ -62,7 +62,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 12
+CATALOG_VERSION = 13
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -355,11 +355,21 @@ KNOWN: tuple[KnownBug, ...] = (
     ),
     _bug(
         "vmap_batching_rules_symbolic_sizes",
-        "torch.func.vmap of native_group_norm, slice_scatter, unsafe_chunk or torch.gradient traced with dynamic shapes: the batching rule asks a symbolic tensor for sizes()",
+        "torch.func.vmap of native_group_norm, slice_scatter, select_scatter, unsafe_chunk, torch.gradient, kron, take_along_dim or linalg.multi_dot traced with dynamic shapes: the batching rule asks a symbolic tensor for sizes()",
         r"Cannot call sizes\(\) on tensor with symbolic sizes/strides",
         {_T},
         {"func"},
-        {"native_group_norm", "nn.functional.group_norm", "slice_scatter", "unsafe_chunk", "gradient"},
+        {
+            "native_group_norm",
+            "nn.functional.group_norm",
+            "slice_scatter",
+            "select_scatter",
+            "unsafe_chunk",
+            "gradient",
+            "kron",
+            "take_along_dim",
+            "linalg.multi_dot",
+        },
     ),
     _bug(
         "aot_group_norm_empty_backward",
@@ -458,6 +468,13 @@ KNOWN: tuple[KnownBug, ...] = (
         {"randn"},
     ),
     # -- the compile path: any op, a user's custom op too
+    _bug(
+        "vmap_zero_dim_times_symint",
+        "under torch.func.vmap traced with dynamic shapes, a per-example 0-d tensor times or divided by a size (a SymInt) fails in _to_copy's decomposition",
+        r"x must be Tensor or scalar, got SymInt",
+        {_T},
+        {"func"},
+    ),
     _bug(
         "aot_double_backward_silently_dropped",
         "a double backward through a compiled function whose backward saves no input returns None for the second-order gradient, silently",
