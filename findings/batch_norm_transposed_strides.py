@@ -2,7 +2,8 @@
 memory order for the output, the CPU kernel returns a contiguous one, and torch.compile
 (inductor) follows the prediction. So the compiled result has other strides than eager's.
 
-Found by optests' `transposed` transform (nn.functional.batch_norm, metadata stage).
+Found by optests' `transposed` transform (nn.functional.batch_norm, metadata stage), and by
+`sequence-1` under `aot_eager_decomp_partition`, which runs the decomposition.
 Run: python findings/batch_norm_transposed_strides.py
 """
 
@@ -28,5 +29,5 @@ print("input strides          ", x.stride())
 print("eager output strides   ", eager.stride())
 print("fake kernel predicts   ", fake.stride())
 print("torch.compile output   ", compiled.stride())
-print("aot_eager_decomp_partition ", torch.compile(f, backend="aot_eager_decomp_partition")(x, weight, bias).stride())
+print("decomp_partition output", torch.compile(f, backend="aot_eager_decomp_partition")(x, weight, bias).stride())
 print("values equal           ", torch.allclose(eager, compiled, atol=1e-5))

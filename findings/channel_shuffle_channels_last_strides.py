@@ -3,7 +3,8 @@
 Values agree; strides do not.
 
 Found by optests' `transposed` transform (`transposed-1`, channels_last:
-nn.functional.channel_shuffle, metadata stage).
+nn.functional.channel_shuffle, metadata stage), and by
+`sequence-1` under `aot_eager_decomp_partition`, which runs the decomposition.
 Run: python findings/channel_shuffle_channels_last_strides.py
 """
 
@@ -29,5 +30,5 @@ print("input strides          ", x.stride())
 print("eager output strides   ", eager.stride())
 print("fake kernel predicts   ", fake.stride())
 print("torch.compile output   ", compiled.stride())
-print("aot_eager_decomp_partition ", torch.compile(f, backend="aot_eager_decomp_partition", dynamic=False)(x).stride())
+print("decomp_partition output", torch.compile(f, backend="aot_eager_decomp_partition", dynamic=False)(x).stride())
 print("values equal           ", torch.equal(eager, compiled))

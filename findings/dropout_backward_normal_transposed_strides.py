@@ -3,7 +3,8 @@
 (normal draws random numbers); strides differ.
 
 Found by optests' `transposed` transform (`transposed-0`: native_dropout_backward and normal,
-metadata stage).
+metadata stage), and by `sequence-1` under `aot_eager_decomp_partition`, which runs the
+decomposition (`native_dropout_backward`).
 Run: python findings/dropout_backward_normal_transposed_strides.py
 """
 

@@ -4,7 +4,8 @@ fake kernel (the decomposition `_max_unpoolnd` in torch/_decomp/decompositions.p
 prediction. So the compiled result has other strides than eager's.
 
 Found by optests' `transposed` transform (nn.functional.max_unpool2d and its `grad` variant,
-metadata stage: every sample that passes as given fails as channels_last).
+metadata stage: every sample that passes as given fails as channels_last), and by
+`sequence-1` under `aot_eager_decomp_partition`, which runs the decomposition.
 Run: python findings/max_unpool2d_channels_last_strides.py
 """
 
@@ -30,5 +31,5 @@ print("input strides          ", x.stride())
 print("eager output strides   ", eager.stride())
 print("fake kernel predicts   ", fake.stride())
 print("torch.compile output   ", compiled.stride())
-print("aot_eager_decomp_partition ", torch.compile(f, backend="aot_eager_decomp_partition")(x, indices).stride())
+print("decomp_partition output", torch.compile(f, backend="aot_eager_decomp_partition")(x, indices).stride())
 print("values equal           ", torch.equal(eager, compiled))

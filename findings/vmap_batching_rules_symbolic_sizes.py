@@ -48,6 +48,6 @@ for name, (f, args) in cases.items():
             result = f"compiles, equal to eager: {torch.allclose(compiled, eager)}"
         except Exception as e:
             said = next((line.strip() for line in str(e).splitlines() if "Cannot call" in line), str(e).splitlines()[0])
-            said = said[said.find("Cannot call") :].split("\\")[0]  # Dynamo quotes the error with its "\\n"s
+            said = "Cannot call" + said.partition("Cannot call")[2].split("\\")[0] if "Cannot call" in said else said
             result = f"raises {type(e).__name__}: {said}"
         print(f"{name:18} dynamic={dynamic!s:5} {result}")

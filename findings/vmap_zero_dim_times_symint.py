@@ -36,5 +36,5 @@ for name, per_example in cases.items():
             result = f"equals eager: {torch.allclose(compiled, expected)}"
         except Exception as e:
             said = next((line.strip() for line in str(e).splitlines() if "got AssertionError" in line), str(e).splitlines()[0])
-            result = f"raises {type(e).__name__}: {said[said.find('got ') :]}"
+            result = f"raises {type(e).__name__}: {'got ' + said.partition('got ')[2] if 'got ' in said else said}"
         print(f"{name:28} dynamic={dynamic!s:5} {result}")

@@ -14,6 +14,7 @@ the version says which catalog named them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterable
@@ -69,10 +70,11 @@ _FIXED = ("2.13",)
 
 # what the strides, shape and dtype findings of a fake kernel say (one output, or output N)
 _TRACED_STRIDES = r"^traced out(\[\d+\])?\.stride\(\)="
-# ... and what a sequence says where its compiled call's output has the strides a fake kernel or a
-# decomposition gives (under aot_eager_decomp_partition and inductor, the decomposition runs)
-_STRIDES = r"^(traced out|call \d+ .*: compiled out)(\[\d+\])?\.stride\(\)="
-_COMPILED_STRIDES = r"^call \d+ .*: compiled out(\[\d+\])?\.stride\(\)="
+# ... and what a sequence says where a later call's compiled output has other strides than eager's:
+# under the backends that run the decompositions, the strides the decomposition (often the fake
+# kernel itself) gives; under others, it would be a stale graph, which these entries must not claim
+_COMPILED_STRIDES = r"^call \d+ [^\n]*: compiled out(\[\d+\])?\.stride\(\)="
+_DECOMPOSING = ("aot_eager_decomp_partition", "inductor")
 _EXPAND = r"expand: the requested shape has too few dimensions"
 _OUT_VALUES = r"^kwargs\['out'\] after the call="
 
@@ -106,26 +108,43 @@ def _bug(
     )
 
 
+def _and_in_sequences(bug: KnownBug) -> tuple[KnownBug, KnownBug]:
+    """A fake kernel's strides finding, and the same met by a sequence: a later call's compiled
+    output with those strides, under a backend that runs the decomposition (the fake kernel, or
+    the decomposition it is), never under one that does not (there it would be a stale graph)."""
+    return bug, dataclasses.replace(
+        bug,
+        message=_COMPILED_STRIDES,
+        stages=frozenset({Stage.SEQUENCE}),
+        families=frozenset({"sequence"}),
+        backends=frozenset(_DECOMPOSING),
+    )
+
+
 #: Every known bug; the first that matches a failure is its cause: the narrower come first (one
 #: op's kernel before a bug of the compile path that any op, a user's too, may show).
 KNOWN: tuple[KnownBug, ...] = (
     # -- one op's (or a few ops') kernels: fake kernels that predict other metadata, eager kernels
-    _bug(
-        "max_unpool2d_channels_last_strides",
-        "max_unpool2d's fake kernel predicts a contiguous output for a channels_last input",
-        _STRIDES,
-        {_M, Stage.SEQUENCE},
-        ops={"nn.functional.max_unpool2d", "nn.functional.max_unpool2d.grad"},
-        releases=_FIXED,
-        fixed_in="2.15",
+    *_and_in_sequences(
+        _bug(
+            "max_unpool2d_channels_last_strides",
+            "max_unpool2d's fake kernel predicts a contiguous output for a channels_last input",
+            _TRACED_STRIDES,
+            {_M},
+            ops={"nn.functional.max_unpool2d", "nn.functional.max_unpool2d.grad"},
+            releases=_FIXED,
+            fixed_in="2.15",
+        )
     ),
-    _bug(
-        "batch_norm_transposed_strides",
-        "batch_norm's fake kernel predicts the input's memory order for a dense, non-contiguous input; the CPU kernel returns a contiguous output",
-        _STRIDES,
-        {_M, Stage.SEQUENCE},
-        {"transposed", "sequence"},
-        {"nn.functional.batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"},
+    *_and_in_sequences(
+        _bug(
+            "batch_norm_transposed_strides",
+            "batch_norm's fake kernel predicts the input's memory order for a dense, non-contiguous input; the CPU kernel returns a contiguous output",
+            _TRACED_STRIDES,
+            {_M},
+            {"transposed"},
+            {"nn.functional.batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"},
+        )
     ),
     _bug(
         "decomposition_output_strides",
@@ -134,7 +153,7 @@ KNOWN: tuple[KnownBug, ...] = (
         {Stage.SEQUENCE},
         {"sequence"},
         {"stack", "put", "nn.functional.grid_sample", "grid_sampler_2d"},
-        {"aot_eager_decomp_partition", "inductor"},
+        _DECOMPOSING,
         upstream="pytorch/pytorch#198364",
     ),
     _bug(
@@ -163,21 +182,25 @@ KNOWN: tuple[KnownBug, ...] = (
         {"transposed"},
         {"nn.functional.pad.reflect", "nn.functional.pad.replicate"},
     ),
-    _bug(
-        "channel_shuffle_channels_last_strides",
-        "channel_shuffle's fake kernel predicts a contiguous output for a channels_last input",
-        _STRIDES,
-        {_M, Stage.SEQUENCE},
-        {"transposed", "sequence"},
-        {"nn.functional.channel_shuffle"},
+    *_and_in_sequences(
+        _bug(
+            "channel_shuffle_channels_last_strides",
+            "channel_shuffle's fake kernel predicts a contiguous output for a channels_last input",
+            _TRACED_STRIDES,
+            {_M},
+            {"transposed"},
+            {"nn.functional.channel_shuffle"},
+        )
     ),
-    _bug(
-        "dropout_backward_normal_transposed_strides",
-        "native_dropout_backward's and normal's fake kernels predict other output strides than the CPU kernels for transposed inputs",
-        _STRIDES,
-        {_M, Stage.SEQUENCE},
-        {"transposed", "sequence"},
-        {"native_dropout_backward", "normal"},
+    *_and_in_sequences(
+        _bug(
+            "dropout_backward_normal_transposed_strides",
+            "native_dropout_backward's and normal's fake kernels predict other output strides than the CPU kernels for transposed inputs",
+            _TRACED_STRIDES,
+            {_M},
+            {"transposed"},
+            {"native_dropout_backward", "normal"},
+        )
     ),
     _bug(
         "multilabel_margin_loss_1d_fake_shape",
@@ -470,7 +493,7 @@ KNOWN: tuple[KnownBug, ...] = (
     # -- the compile path: any op, a user's custom op too
     _bug(
         "vmap_zero_dim_times_symint",
-        "under torch.func.vmap traced with dynamic shapes, a per-example 0-d tensor times or divided by a size (a SymInt) fails in _to_copy's decomposition",
+        "under torch.func.vmap traced with dynamic shapes, a SymInt reaches _to_copy's decomposition, which refuses it (a per-example 0-d tensor times or divided by a size)",
         r"x must be Tensor or scalar, got SymInt",
         {_T},
         {"func"},

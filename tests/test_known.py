@@ -297,3 +297,21 @@ def test_a_known_bug_entry_matches_only_where_its_conditions_hold() -> None:
     assert not matches(bug, key, Stage.METADATA, message, "2.15.0")  # fixed there
     assert not matches(bug, dataclasses.replace(key, op="nn.functional.pad"), Stage.METADATA, message)
     assert not matches(bug, key, Stage.FORWARD, message)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager_decomp_partition", "inductor", "aot_eager", "dynamo:eager"])
+def test_a_fake_kernels_strides_met_in_a_sequence_are_its_only_where_the_decomposition_runs(backend: str) -> None:
+    """Under a backend that runs the decomposition, a later call's compiled output has the strides
+    the fake kernel finding names; under one that does not, the same message is a stale graph's,
+    for the sequence to report as its own."""
+    from optests._causes import known_bug
+    from optests._key import Mode, SampleKey
+
+    key = SampleKey("nn.functional.batch_norm", "", Mode.STATIC, "float32", "cpu", 0, False, "sequence-1", backend)
+    message = (
+        "call 2 (args[0] with the last two dims swapped in memory after every tensor input non-dense (strides doubled, "
+        "storage offset 1)): compiled out.stride()=(25, 1, 5), but expected (25, 5, 1)"
+    )
+    bug = known_bug(key, Stage.SEQUENCE, message)
+    decomposes = backend in ("aot_eager_decomp_partition", "inductor")
+    assert (bug.name if bug else None) == ("batch_norm_transposed_strides" if decomposes else None)

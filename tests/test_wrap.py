@@ -263,8 +263,8 @@ def test_the_gradient_an_output_hook_sees_does_not_hang_on_the_sign_of_the_outpu
     """An output that sums to 0: ``sum().abs()``'s gradient there is 0, or +-1 where rounding
     leaves a tiny sum, so eager's and a compiled call's hooks would see different gradients of
     correct outputs. The hooks pattern's loss is linear: each output's gradient is ones."""
-    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)  # the sum of x and -x is 0 exactly
     for index in (0, 1):
+        x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)  # the sum of x and -x is 0 exactly
         pattern = get_pattern(f"hooks-{index}")
         called = pattern.call(lambda inputs: torch.cat([inputs[0], -inputs[0]]), [x])
         pattern.gradients(called, [x])
@@ -275,7 +275,9 @@ def test_the_gradient_an_output_hook_sees_does_not_hang_on_the_sign_of_the_outpu
 
 def test_softmax_backward_data_under_hooks_is_clean_with_the_decompositions() -> None:
     """Its output sums to 0 by construction; the decomposition rounds that sum to a tiny negative
-    number where eager's kernel gives 0 (the aot_eager_decomp_partition sweep's two failures)."""
+    number where eager's kernel gives 0 (the aot_eager_decomp_partition sweep's two failures). That
+    rests on float32 rounding order (x86's, at every vector width): elsewhere this may pass without
+    the fix; the test above is the deterministic guard."""
     grad = torch.tensor([3.611605167388916, -8.067646980285645, -0.5734938383102417, 3.1285104751586914, -3.033684730529785])
     grad.requires_grad_()
     out = torch.tensor(
@@ -299,4 +301,5 @@ def test_a_kernel_torch_func_refuses_in_eager_makes_a_compiled_body_not_applicab
     checks = optests.check_op("tensor_split", modes=["dynamic"], transforms="func", select="first:1", reruns=0)
     by = {c.key.transform: c.result for c in checks}
     assert by["func-2"].outcome is optests.Outcome.NOT_APPLICABLE, by["func-2"].message
-    assert "Cannot access data pointer" in by["func-2"].message, by["func-2"].message
+    said = "func-2 does not apply: eager fails on the derived sample (eager call=raised RuntimeError: Cannot access data pointer"
+    assert by["func-2"].message.startswith(said), by["func-2"].message

@@ -13,7 +13,7 @@ import torch.utils._pytree as pytree
 from .._backends import get_backend
 from .._findings import BackwardMismatch, EagerFailure, Finding, ForwardMismatch, RandomizedMismatch, error_line
 from .._patterns import DEFAULT_PATTERN, Called, DependsOnCpu, Unsupported, get_pattern
-from .._patterns.base import BODY, RECOMPUTES, UNCHANGED
+from .._patterns.base import BODY, EAGER_LIMITS, RECOMPUTES, UNCHANGED
 from ._comparisons import COMPARISONS, _Compared
 from ._copies import _copies, _donor_values, _identical
 from ._float64 import _Float64Reference
@@ -132,11 +132,15 @@ def _refused_alike(
     changed between the forward and the backward) lets a compiled backward go through whose
     gradients are ``eager``'s under ``unchanged``: it kept the values it needs, and used none of
     the new ones; where eager refuses under ``unchanged`` too, the compiled backward must refuse.
-    Nor where eager's refusal is the pattern's (:class:`Unsupported`: ``torch.func`` refuses the op's
-    kernel, a limit of eager's transform, not a precondition of the call): compiled code that
-    goes through is not wrong."""
-    refusal = call or backward
-    if opts.options.pattern == DEFAULT_PATTERN or isinstance(refusal, Unsupported) or _MACHINE_REFUSAL.search(str(refusal)):
+    Nor where eager's refusal is a limit of the pattern's own (its ``EAGER_LIMITS``: a kernel
+    ``torch.func`` refuses in eager's body), as where it is this machine's."""
+    refusal = str(call or backward)
+    limits = getattr(opts.pattern, EAGER_LIMITS, None)
+    if (
+        opts.options.pattern == DEFAULT_PATTERN
+        or _MACHINE_REFUSAL.search(refusal)
+        or (limits is not None and limits.search(refusal))
+    ):
         return
     inputs = _copies(originals)
     try:

@@ -140,3 +140,10 @@ UNCHANGED = "unchanged"
 #: call that changes an input in place is then not applicable, since a recomputed call must have
 #: no side effects. ``getattr(pattern, RECOMPUTES, False)``.
 RECOMPUTES = "recomputes"
+
+#: A pattern whose eager call may meet a limit of its own, not a precondition of the call, has an
+#: attribute of this name: a compiled regular expression of what eager then raises (``func-2`` and
+#: ``func-3``: a kernel ``torch.func`` refuses in eager's body). Where eager's refusal matches, the
+#: derived sample is not applicable whatever compiled code does; a compiled call that refuses so
+#: where eager goes through stays a finding. ``getattr(pattern, EAGER_LIMITS, None)``.
+EAGER_LIMITS = "eager_limits"

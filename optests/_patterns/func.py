@@ -13,7 +13,8 @@ Where the compiled call refuses a transform around it as PyTorch documents for e
 (:data:`AROUND_UNSUPPORTED`: ``torch.compile(fullgraph=True)`` under a functorch transform,
 AOTAutograd's ``aot_function`` under one), the sample is not applicable
 (:class:`~optests._patterns.Unsupported`); so is it where eager's body in 2 and 3 meets a kernel
-``torch.func`` refuses (:data:`FUNC_REFUSES`), whatever compiled code then does."""
+``torch.func`` refuses (:data:`FUNC_REFUSES`), whatever compiled code then does (a compiled body
+that refuses so where eager's goes through is a finding)."""
 
 from __future__ import annotations
 
@@ -35,32 +36,30 @@ FUNCS = (
     "a compiled function whose body applies torch.func.vmap over a new leading batch dim",
 )
 
+#: What ``torch.func`` refuses in a kernel it runs under a transform, eager or traced: the wrapper
+#: tensors have no storage or data pointer to hand (``tensor_split`` with tensor indices, the FFT
+#: ops, ``log_softmax`` with a dtype), nor a contiguity query vmap has not implemented.
+FUNC_REFUSES = re.compile(
+    r"Cannot access data pointer of Tensor that doesn't have storage|NYI: querying is_contiguous inside of vmap"
+    r"|Cannot access storage of (?:TensorWrapper|BatchedTensorImpl)"
+)
+
 #: What compiled code raises for any function under a functorch transform (torch 2.13): Dynamo with
 #: ``fullgraph=True`` ("Unsupported functorch tracing attempt"), and AOTAutograd's
 #: ``aot_function``, whose fake tensors meet the transform's wrappers (what it then raises depends
-#: on the op's first kernel: its fake-tensor check, a data pointer or storage asked of the wrapper
-#: (the FFT ops', ``log_softmax``'s with a dtype), or a contiguity query vmap has not implemented).
+#: on the op's first kernel: its fake-tensor check, or one of :data:`FUNC_REFUSES`).
 AROUND_UNSUPPORTED = re.compile(
     r"Unsupported functorch tracing attempt|Please convert all Tensors to FakeTensors first"
-    r"|Cannot access data pointer of Tensor that doesn't have storage|NYI: querying is_contiguous inside of vmap"
-    r"|expected FakeTensor for arg|Cannot access storage of (?:TensorWrapper|BatchedTensorImpl)"
+    rf"|expected FakeTensor for arg|{FUNC_REFUSES.pattern}"
 )
 
 #: The batch a vmapped sample has: its input, then that input times this (floating inputs).
 SECOND_ROW = 0.5
 
 
-#: What ``torch.func`` itself refuses in a kernel it runs (eager, or inside a compiled body): the
-#: wrapper tensors have no storage to hand (``tensor_split`` with tensor indices, the FFT ops).
-FUNC_REFUSES = re.compile(
-    r"Cannot access data pointer of Tensor that doesn't have storage|NYI: querying is_contiguous inside of vmap"
-    r"|Cannot access storage of (?:TensorWrapper|BatchedTensorImpl)"
-)
-
-
-def _unsupported(e: Exception, refused: re.Pattern[str] = AROUND_UNSUPPORTED) -> Exception:
-    """``e`` as :class:`Unsupported` where it is ``refused``'s, else itself."""
-    if refused.search(str(e)):
+def _unsupported(e: Exception) -> Exception:
+    """``e`` as :class:`Unsupported` where it is :data:`AROUND_UNSUPPORTED`'s, else itself."""
+    if AROUND_UNSUPPORTED.search(str(e)):
         return Unsupported(str(e).strip().splitlines()[0])
     return e
 
@@ -105,6 +104,10 @@ class FuncAround(Single):
 class FuncInside(Single):
     """A body that applies ``torch.func.grad`` (2) or ``vmap`` (3) to the call: compiled whole."""
 
+    #: a kernel torch.func refuses in eager's body is a limit of eager's transform, not a
+    #: precondition compiled code must keep (:data:`~optests._patterns.base.EAGER_LIMITS`)
+    eager_limits = FUNC_REFUSES
+
     def __init__(self, index: int) -> None:
         self.index = index
         #: the positions of the inputs that require grad, as the last call found them (2)
@@ -121,15 +124,12 @@ class FuncInside(Single):
         return grad_inside
 
     def call(self, fn: Callable[[list[torch.Tensor]], Any], inputs: list[torch.Tensor]) -> Called:
-        try:
-            if self.index == 3:
-                return super().call(fn, inputs)
-            # the gradients are outputs: the inputs go in detached (same storage), so the compiled
-            # function is an inference graph around torch.func.grad
-            self.diff = tuple(i for i, t in enumerate(inputs) if t.requires_grad)
-            out = fn([t.detach() for t in inputs])
-        except Exception as e:  # eager's body too: a kernel torch.func refuses is no precondition
-            raise _unsupported(e, FUNC_REFUSES) from e
+        if self.index == 3:
+            return super().call(fn, inputs)
+        # the gradients are outputs: the inputs go in detached (same storage), so the compiled
+        # function is an inference graph around torch.func.grad
+        self.diff = tuple(i for i, t in enumerate(inputs) if t.requires_grad)
+        out = fn([t.detach() for t in inputs])
         return Called(out, out)
 
 

@@ -33,23 +33,22 @@ def tensors(out: Any) -> list[torch.Tensor]:
 def loss(out: Any) -> torch.Tensor:
     """``sum(t.sum().abs())`` over the tensor outputs (abs: complex outputs, so ``autograd.grad``
     needs no ``grad_outputs``)."""
-    total: Any = 0
-    for leaf in tensors(out):
-        total = total + leaf.sum().abs()
-    if not isinstance(total, torch.Tensor):
-        raise AssertionError(f"expected the op to return at least one tensor to differentiate, got {type(out).__name__}")
-    return total
+    return _total(out, lambda t: t.sum().abs())
 
 
 def linear_loss(out: Any) -> torch.Tensor:
     """The sum of every element of the tensor outputs (of its real and imaginary parts, for a
-    complex one): each output's gradient is ones, whatever its values. Where a pattern observes
-    the outputs' gradients themselves (their hooks, their ``.grad``), :func:`loss` will not do:
-    its gradient is the sign of each output's sum, which rounding flips (or zeroes) where that sum
-    is 0 (``_softmax_backward_data``'s output sums to 0 by construction)."""
+    complex one): each output's gradient is ones (1+1j for a complex one), whatever its values.
+    Where a pattern observes the outputs' gradients themselves (their hooks, their ``.grad``),
+    :func:`loss` will not do: its gradient is the sign of each output's sum, which rounding flips
+    (or zeroes) where that sum is 0 (``_softmax_backward_data``'s output sums to 0 by construction)."""
+    return _total(out, lambda t: t.real.sum() + t.imag.sum() if t.is_complex() else t.sum())
+
+
+def _total(out: Any, term: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
     total: Any = 0
     for leaf in tensors(out):
-        total = total + (torch.view_as_real(leaf) if leaf.is_complex() else leaf).sum()
+        total = total + term(leaf)
     if not isinstance(total, torch.Tensor):
         raise AssertionError(f"expected the op to return at least one tensor to differentiate, got {type(out).__name__}")
     return total
