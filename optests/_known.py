@@ -63,7 +63,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 14
+CATALOG_VERSION = 15
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -145,6 +145,16 @@ KNOWN: tuple[KnownBug, ...] = (
             {"transposed"},
             {"nn.functional.batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"},
         )
+    ),
+    _bug(
+        "channel_shuffle_identity_aliases_input",
+        "channel_shuffle with groups 1 or the number of channels: under the decomposition the result is a view of the input, where eager's is a new tensor",
+        r"compiled out aliases=\[args\[0\]\], but expected \[\]",
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"nn.functional.channel_shuffle"},
+        _DECOMPOSING,
+        upstream="pytorch/pytorch#61645",
     ),
     _bug(
         "decomposition_output_strides",
