@@ -171,7 +171,8 @@ def by_name(name: str) -> KnownBug | None:
     return _BY_NAME.get(name)
 
 
-_BY_NAME = {bug.name: bug for bug in KNOWN}
+# a name's first entry (a stride finding's twin for sequences, ``_known._and_in_sequences``, shares it)
+_BY_NAME = {bug.name: bug for bug in reversed(KNOWN)}
 
 
 def said(cause: str) -> str:
