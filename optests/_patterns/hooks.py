@@ -4,8 +4,9 @@ requires grad a ``retain_grad()`` and a recording hook. The backward is ``.backw
 of :func:`~optests._patterns.single.linear_loss` (so ``retain_grad`` fills ``.grad``, and the
 outputs' gradients do not hang on the sign of a sum that rounds either way); the gradients
 compared are the inputs' ``.grad``, and each hook's calls (their count and the gradients they
-saw) and each retained ``.grad`` are compared too (:attr:`~optests._patterns.Called.observed`). 0: the hooks only record; 1: each output's hook
-also returns its gradient doubled, which autograd must then use (the inputs' gradients double)."""
+saw) and each retained ``.grad`` are compared too (:attr:`~optests._patterns.Called.observed`).
+0: the hooks only record; 1: each output's hook also returns its gradient doubled, which
+autograd must then use (the inputs' gradients double)."""
 
 from __future__ import annotations
 
