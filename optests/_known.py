@@ -63,7 +63,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 16
+CATALOG_VERSION = 17
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -164,6 +164,30 @@ KNOWN: tuple[KnownBug, ...] = (
         {"sequence"},
         {"view_copy"},
         _DECOMPOSING,
+    ),
+    _bug(
+        "dynamo_pending_unbacked_symbols",
+        "Dynamo refuses combinations with r >= 2 and tensor_split by a tensor of indices along a dim of size 0: their fake kernels make unbacked sizes the outputs do not hold",
+        r"PendingUnbackedSymbolNotFound",
+        {Stage.SEQUENCE, _T},
+        ops={"combinations", "tensor_split"},
+    ),
+    _bug(
+        "while_loop_unbacked_carried_strides",
+        "while_loop refuses a contiguous carried tensor whose dims are marked unbacked: its fake strides (u1*u2, u2, 1) and a new tensor's of its shape (Max(1, u1)*Max(1, u2), ...) differ as expressions",
+        r"mark_unbacked[^\n]*Expected body_fn_output and carried_inputs to have same metadata",
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"while_loop.simple", "while_loop_stack_output.simple"},
+    ),
+    _bug(
+        "invoke_quant_backward_partition",
+        "torch.compile of the invoke_quant higher-order op on an input that requires grad: the partitioner can neither save nor recompute its output",
+        r"AOT Autograd failed to partition the joint forward-backward graph",
+        {Stage.SEQUENCE, _T, _B},
+        ops={"invoke_quant.simple"},
+        releases=_FIXED,
+        fixed_in="2.15",
     ),
     _bug(
         "decomposition_output_strides",
@@ -309,7 +333,7 @@ KNOWN: tuple[KnownBug, ...] = (
         "put_0d_backward_data_dependent",
         "put and take on 0-d tensors under inductor's decompositions read a value of the index while tracing the backward",
         r"GuardOnDataDependentSymNode|DataDependentOutputException: aten\._local_scalar_dense",
-        {_T, _B},
+        {_T, _B, Stage.SEQUENCE},
         ops={"put", "take"},
         backends={"aot_eager_decomp_partition", "inductor"},
         releases=_FIXED,
@@ -393,12 +417,13 @@ KNOWN: tuple[KnownBug, ...] = (
             *(f"nn.functional.interpolate.{mode}" for mode in ("nearest", "linear", "bilinear", "bicubic", "trilinear")),
             "nn.functional.upsample_nearest",
             "nn.functional.upsample_bilinear",
+            "_upsample_bilinear2d_aa",
         },
     ),
     _bug(
         "vmap_batching_rules_symbolic_sizes",
-        "torch.func.vmap of native_group_norm, slice_scatter, select_scatter, unsafe_chunk, torch.gradient, kron, take_along_dim or linalg.multi_dot traced with dynamic shapes: the batching rule asks a symbolic tensor for sizes()",
-        r"Cannot call sizes\(\) on tensor with symbolic sizes/strides",
+        "torch.func.vmap of native_group_norm, slice_scatter, select_scatter, unsafe_chunk, torch.gradient, kron, take_along_dim, linalg.multi_dot, _unsafe_masked_index or _unsafe_masked_index_put_accumulate traced with dynamic shapes: the batching rule asks a symbolic tensor for sizes() or numel()",
+        r"Cannot call (sizes|numel)\(\) on tensor with symbolic sizes/strides",
         {_T},
         {"func"},
         {
@@ -411,6 +436,8 @@ KNOWN: tuple[KnownBug, ...] = (
             "kron",
             "take_along_dim",
             "linalg.multi_dot",
+            "_unsafe_masked_index",
+            "_unsafe_masked_index_put_accumulate",
         },
     ),
     _bug(
