@@ -190,6 +190,14 @@ KNOWN: tuple[KnownBug, ...] = (
         fixed_in="2.15",
     ),
     _bug(
+        "func_grad_prod_reduction_data_dependent",
+        "torch.func.grad of index_reduce or scatter_reduce with reduce='prod', traced, reads a value of the input, where the traced autograd backward of the same does not",
+        r"DataDependentOutputException: aten\._local_scalar_dense|Could not guard on data-dependent expression",
+        {_T},
+        {"func"},
+        {"index_reduce.prod", "scatter_reduce.prod"},
+    ),
+    _bug(
         "decomposition_output_strides",
         "the decompositions of stack (one tensor), put and grid_sample (channels_last) give other output strides than eager's CPU kernels",
         _COMPILED_STRIDES,
@@ -448,6 +456,27 @@ KNOWN: tuple[KnownBug, ...] = (
         ops={"nn.functional.group_norm", "native_group_norm"},
         releases=_FIXED,
         fixed_in="2.15",
+    ),
+    _bug(
+        "loss_backward_decomposition_empty_mean",
+        "mse_loss, huber_loss and smooth_l1_loss with reduction='mean' of empty inputs, compiled with a backward: the decompositions of their backwards divide by numel(), 0, in Python",
+        r"ZeroDivisionError: float division by zero",
+        {_T, _B, Stage.SEQUENCE},
+        ops={"nn.functional.mse_loss", "nn.functional.huber_loss", "nn.functional.smooth_l1_loss"},
+    ),
+    _bug(
+        "batch_norm_eval_empty_backward_crash",
+        "eager CPU: the backward of native_batch_norm in evaluation mode on an input with no elements (a batch or channels of 0) dies with SIGFPE",
+        r"died with signal SIGFPE",
+        {Stage.CRASH},
+        ops={"native_batch_norm", "_native_batch_norm_legit"},
+    ),
+    _bug(
+        "embedding_bag_empty_offsets_backward_crash",
+        "eager CPU: the backward of embedding_bag with empty offsets (no bags) and a non-empty input dies with SIGSEGV",
+        r"died with signal SIGSEGV",
+        {Stage.CRASH},
+        ops={"nn.functional.embedding_bag"},
     ),
     # -- out= variants of one op
     _bug(
