@@ -329,3 +329,28 @@ def test_the_autograd_metadata_compares_views_among_outputs() -> None:
     with pytest.raises(optests.MetadataMismatch) as raised:
         _autograd_metadata(compared)
     assert raised.value.summary == "compiled out[0] shares a storage with=[], but expected [out[1]] [ctx]"
+
+
+def test_what_eager_draws_is_found_once_for_every_question_a_comparison_asks() -> None:
+    """A comparison asks what eager's call draws twice where a compiled call leaves another RNG
+    state (is the op random; does eager restore the generator): eager's call runs once for both."""
+    from optests._check import CheckOptions, _Checking, _Compared, _Run, _TensorCall
+    from optests._check._comparisons import _random_op, _restores_the_generator
+    from optests._check._running import _SEED
+    from optests._patterns import get_pattern
+
+    runs = []
+
+    def seeded_dropout(x: torch.Tensor) -> torch.Tensor:
+        runs.append(1)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(42)
+            return torch.nn.functional.dropout(x, 0.5)
+
+    x = torch.randn(4)
+    opts = _Checking(CheckOptions(dynamic=False), "ctx", get_pattern("single"))
+    call = _TensorCall(seeded_dropout, [x], {})
+    compared = _Compared(call, [x], _Run([x]), _Run([x]), opts, False, None)
+    assert _random_op(compared) is not None
+    assert _restores_the_generator(compared, "the RNG state", torch.Generator().manual_seed(_SEED).get_state())
+    assert len(runs) == 1

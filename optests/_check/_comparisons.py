@@ -60,6 +60,12 @@ class _Compared:
     gradients: bool
     truth: _Float64Reference | None
 
+    @functools.cached_property
+    def eager_draws(self) -> _DrawsRandom | None:
+        """What eager's call draws, on fresh copies of its inputs (:func:`_random_draws`): run
+        when first asked, once for every comparison that asks."""
+        return _random_draws(self.opts.pattern, self.call.eager, _copies(self.originals))
+
 
 def _trace_metadata(c: _Compared) -> None:
     _check_trace_metadata(c.call, c.originals, c.eager, c.comp, c.opts)
@@ -138,13 +144,8 @@ def _draws_as_eager(c: _Compared) -> bool:
 def _random_op(c: _Compared) -> str | None:
     """The first op tagged ``nondeterministic_seeded`` that eager's call runs (on fresh copies of
     its inputs, forward only), or None."""
-    draws = _eager_draws(c)
+    draws = c.eager_draws
     return None if draws is None else draws.found
-
-
-def _eager_draws(c: _Compared) -> _DrawsRandom | None:
-    """What eager's call draws, on fresh copies of its inputs (:func:`_random_draws`)."""
-    return _random_draws(c.opts.pattern, c.call.eager, _copies(c.originals))
 
 
 def _refusals(c: _Compared) -> None:
@@ -323,7 +324,7 @@ def _restores_the_generator(c: _Compared, what: str, eager_state: torch.Tensor) 
     which runs the Python as it is written."""
     if isinstance(get_backend(c.opts.options.backend), Dynamo):
         return False
-    draws = _eager_draws(c)
+    draws = c.eager_draws
     if draws is None or not draws.drew_globally or not torch.equal(eager_state, torch.Generator().manual_seed(_SEED).get_state()):
         return False
     note = (
