@@ -32,8 +32,9 @@ try:
 except (RuntimeError, ValueError) as e:
     print(f"forward raises {type(e).__name__}:", str(e).splitlines()[0][:60])
     sys.exit(0)
+print("forward: output of shape", tuple(out.shape), end="; ", flush=True)
 out.sum().backward()
-print("forward and backward run; x.grad of shape", tuple(x.grad.shape))
+print("backward runs; x.grad of shape", tuple(x.grad.shape))
 """
 
 if __name__ == "__main__":
@@ -47,5 +48,5 @@ if __name__ == "__main__":
                 died = (
                     "SIGFPE" if run.returncode == -8 else f"exit status {run.returncode}: {run.stderr.strip().splitlines()[-1:]}"
                 )
-                said = run.stdout.strip() or f"the process died ({died})"
+                said = run.stdout.strip() + (f" the backward kills the process ({died})" if run.returncode else "")
                 print(f"{op:23} input ({shape}), {mode:5}: {said}")

@@ -1,9 +1,9 @@
 """Dynamo refuses a data-dependent op whose fake kernel allocates an unbacked size it does not return:
 `torch.combinations(x, r)` with `r >= 2`, and `torch.tensor_split(x, indices)` with a tensor of
 indices on an input whose split dim has size 0 (the slices' unbacked bounds clamp to 0 and are
-not in the outputs). Both raise
-`InternalTorchDynamoError: PendingUnbackedSymbolNotFound` from `torch.compile(fullgraph=True)`,
-on a fresh compile as on a later call; eager runs. `combinations` with `r=1` and `tensor_split`
+not in the outputs). Both raise `InternalTorchDynamoError: PendingUnbackedSymbolNotFound` from a
+fresh `torch.compile(fullgraph=True)` (optests met it on later calls of one compiled function);
+eager runs. `combinations` with `r=1` and `tensor_split`
 of a non-empty input compile. Torch 2.15 compiles `combinations`; `tensor_split` still raises.
 
 Found by optests' `sequence` patterns (`sequence-4`: another `r`; `sequence-10`: the op's next

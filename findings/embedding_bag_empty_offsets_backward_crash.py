@@ -1,8 +1,8 @@
 """Eager CPU: `F.embedding_bag` with an empty `offsets` (no bags) and a non-empty input of indices
-returns an empty output of shape (0, D), and its backward then kills the process with SIGSEGV,
-in every mode (sum, mean, max), with or without `per_sample_weights`. The forward takes the call
-without a word, where offsets that do not start at 0, or that point past the input, raise; a
-backward of zeros broadcast from a scalar (`out.sum().backward()`) runs.
+kills the process with SIGSEGV. In modes sum and mean, with or without `per_sample_weights`, the
+forward returns an empty output of shape (0, D) and the backward with a materialized cotangent
+of that shape (`out.backward(t)`) crashes (a cotangent broadcast from a scalar,
+`out.sum().backward()`, runs); in mode max the forward itself crashes.
 
 Each case runs in a child process, since the crash ends the one it runs in.
 
@@ -24,11 +24,12 @@ weight = torch.randn(10, 5, requires_grad=True)
 indices, offsets = torch.tensor([4, 5, 2, 4, 5]), torch.tensor([], dtype=torch.int64)
 psw = torch.randn(5, requires_grad=True) if weighted else None
 out = F.embedding_bag(indices, weight, offsets=offsets, mode=mode, per_sample_weights=psw)
+print("forward: output of shape", tuple(out.shape), end="; ", flush=True)
 if cotangent == "sum":
     out.sum().backward()
 else:
     out.backward(torch.randn(out.shape))
-print("forward: output of shape", tuple(out.shape), "; backward runs")
+print("backward runs")
 """
 
 if __name__ == "__main__":
@@ -43,6 +44,9 @@ if __name__ == "__main__":
         ("sum", "weighted", "sum"),
     ):
         run = subprocess.run([sys.executable, "-c", CASE, mode, weighted, cotangent], capture_output=True, text=True)
-        said = run.stdout.strip() or f"the process died ({'SIGSEGV' if run.returncode == -11 else run.returncode})"
+        said = run.stdout.strip()
+        if run.returncode:
+            step = "the backward" if said else "the forward"
+            said = f"{said} {step}".strip() + f" kills the process ({'SIGSEGV' if run.returncode == -11 else run.returncode})"
         how = "out.sum().backward()" if cotangent == "sum" else "out.backward(randn)"
         print(f"mode={mode:4} {weighted:10} {how:22} {said}")

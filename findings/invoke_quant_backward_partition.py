@@ -1,8 +1,7 @@
 """`torch.compile` of a function that calls `InvokeQuant()(fn, x, x)` (the `invoke_quant` higher-order
 op) on an input that requires grad fails: "AOT Autograd failed to partition the joint
-forward-backward graph" ("invoke_quant: cannot recompute: not in recomputable allowlist; cannot
-save: non-tensor output"; the message says it is a bug in PyTorch). `aot_function` of the same
-function, and `torch.compile` of it without grad, run and equal eager.
+forward-backward graph". `aot_function` of the same function, and `torch.compile` of it without
+grad, run and equal eager. Torch 2.15 compiles it, equal to eager.
 
 Found by optests' `sequence` patterns (which call the op through `torch.compile(fullgraph=True)`):
 hop_db's `invoke_quant`, under `aot_eager` and `aot_eager_decomp_partition`.

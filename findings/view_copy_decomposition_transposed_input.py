@@ -1,9 +1,8 @@
-"""`torch.view_copy(x, shape)` on a dense input stored transposed: eager returns a contiguous copy
-(as `x.reshape(shape).clone()`), but under `torch.compile` with `aot_eager_decomp_partition` or
+"""`torch.view_copy(x, shape)` on a dense input stored transposed: eager returns a contiguous copy,
+but under `torch.compile` with `aot_eager_decomp_partition` or
 `inductor` the decomposition calls `view`: where `x.view(shape)` is not possible it fails to
 compile ("Cannot view a tensor with shape ... and strides ..."), and where it is (the same shape)
-it returns a copy in the input's memory order, strides (25, 1, 5) where eager's are (25, 5, 1). A
-contiguous or non-dense input compiles to eager's result.
+it returns a copy in the input's memory order, strides (25, 1, 5) where eager's are (25, 5, 1).
 
 Found by optests' `sequence-1` pattern (the sample, then other strides and layouts on one compiled
 function) under `aot_eager_decomp_partition`: `view_copy`, the last two dims swapped in memory (its

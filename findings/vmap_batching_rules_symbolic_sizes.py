@@ -17,8 +17,8 @@ import torch
 import torch._dynamo
 
 torch.manual_seed(0)
-mask = torch.rand(4, 4) < 0.7  # where the (4, 4) indices below are in bounds of a (3, 3) input
-rows, cols = torch.arange(4).reshape(4, 1) % 3, torch.arange(4).reshape(1, 4) % 3
+mask = torch.rand(4, 4) < 0.7  # which of the (4, 4) positions below are read (or accumulated)
+rows, cols = torch.arange(4).reshape(4, 1) % 3, torch.arange(4).reshape(1, 4) % 3  # in bounds of (3, 3)
 
 
 def batched(f):

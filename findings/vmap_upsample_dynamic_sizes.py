@@ -1,8 +1,9 @@
 """``torch.func.vmap`` of ``F.interpolate`` (any mode: nearest, linear, bilinear, bicubic,
 trilinear, and bilinear with ``antialias=True``, which is ``_upsample_bilinear2d_aa``), traced
 with dynamic shapes: the upsampling ops' batching rules ask the batched input for concrete sizes,
-and tracing fails with "Cannot call sizes() on tensor with symbolic sizes/strides", in ``aot_function(dynamic=True)`` and in ``torch.compile(dynamic=True)``
-(``TorchRuntimeError``). With static shapes both trace and match eager; eager runs.
+and tracing fails with "Cannot call sizes() on tensor with symbolic sizes/strides", in
+``aot_function(dynamic=True)`` and in ``torch.compile(dynamic=True)`` (``TorchRuntimeError``;
+2.15: ``Unsupported``). With static shapes both trace and match eager; eager runs.
 A compiled training step that vmaps an upsampling layer (per-sample gradients, ensembles) fails
 once its shapes are dynamic.
 

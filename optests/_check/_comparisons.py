@@ -50,7 +50,8 @@ _STRICTER_REFUSAL = (
 @dataclass(frozen=True)
 class _Compared:
     """What a comparison of eager and compiled looks at: the call, the inputs both runs started
-    from, each run, whether gradients were taken, and the float64 reference (None: none)."""
+    from, each run, whether gradients were taken, the float64 reference (None: none), and what
+    eager's call draws (:attr:`eager_draws`)."""
 
     call: _TensorCall
     originals: list[torch.Tensor]
@@ -62,8 +63,8 @@ class _Compared:
 
     @functools.cached_property
     def eager_draws(self) -> _DrawsRandom | None:
-        """What eager's call draws, on fresh copies of its inputs (:func:`_random_draws`): run
-        when first asked, once for every comparison that asks."""
+        """What eager's call draws, on fresh copies of its inputs (:func:`_random_draws`): run once,
+        when first asked, and shared by every comparison of this call that asks."""
         return _random_draws(self.opts.pattern, self.call.eager, _copies(self.originals))
 
 
