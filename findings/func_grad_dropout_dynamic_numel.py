@@ -6,7 +6,8 @@ with static shapes. Torch 2.15 compiles it with `torch.compile`; `aot_function` 
 fail once their shapes are dynamic.
 
 Found by optests' `func-2` pattern (a compiled function whose body applies `torch.func.grad`) in
-dynamic mode: `nn.functional.feature_alpha_dropout` (with_train).
+dynamic mode: `nn.functional.feature_alpha_dropout` (with_train), and
+`nn.functional.multi_head_attention_forward` (its sample with `dropout_p=0.5`, `training=True`).
 Run: python findings/func_grad_dropout_dynamic_numel.py
 """
 
