@@ -22,7 +22,7 @@ from ._float64 import _Float64Reference, _rounding_only
 from ._messages import _difference, _dtype, _error_excerpt, _finding_factory, _grad_fn, _listed, _names
 from ._metadata import _agree, _is_alias_of, _Meta, _meta, _significant_strides
 from ._options import CheckOptions, _Checking
-from ._running import _SEED, _called, _compile, _DrawsRandom, _random_draws, _Run
+from ._running import _SEED, _called, _compile, _draws_as_eager, _DrawsRandom, _random_draws, _Run
 from ._trace import _output_leaves, _TensorCall
 
 __all__ = ["COMPARISONS"]
@@ -113,13 +113,13 @@ def _mutations(c: _Compared) -> None:
 @contextlib.contextmanager
 def _unless_random(c: _Compared) -> Iterator[None]:
     """Values that differ are no finding (noted once) where the backend draws random numbers
-    otherwise than eager (``Backend.same_random``) and eager's call runs an op tagged
+    otherwise than eager (:func:`._running._draws_as_eager`) and eager's call runs an op tagged
     ``nondeterministic_seeded``: asked only of a difference, so eager's runs are as they are."""
     try:
         yield
     except (ForwardMismatch, BackwardMismatch, MutationMismatch) as f:
         of_values = not isinstance(f, MutationMismatch) or f.what.endswith(" after the call")  # not "... mutated"
-        if _draws_as_eager(c) or not of_values:
+        if _draws_as_eager(c.opts.options.backend, c.comp.called) or not of_values:
             raise
         op = _random_op(c)
         if op is None:
@@ -130,16 +130,6 @@ def _unless_random(c: _Compared) -> Iterator[None]:
         )
         if note not in c.opts.notes:
             c.opts.notes.append(note)
-
-
-def _draws_as_eager(c: _Compared) -> bool:
-    """Whether the compiled call draws random numbers as eager does: the backend says so
-    (``Backend.same_random``), or it is inductor and the pattern called it under
-    ``fallback_random=True`` (``rng``)."""
-    backend = get_backend(c.opts.options.backend)
-    fallback = c.comp.called is not None and c.comp.called.fallback_random
-    # inductor, by any of its names (``dynamo:inductor`` is the same backend object's kind)
-    return backend.same_random or (fallback and getattr(backend, "backend", None) == "inductor")
 
 
 def _random_op(c: _Compared) -> str | None:
@@ -294,7 +284,9 @@ def _observed(c: _Compared) -> None:
             cls = BackwardMismatch if theirs.backward else ForwardMismatch
             if theirs.random_state:
                 # a call eager makes without drawing must not draw compiled, whatever the backend
-                if not torch.equal(mine.value, theirs.value) and (_draws_as_eager(c) or _random_op(c) is None):
+                if not torch.equal(mine.value, theirs.value) and (
+                    _draws_as_eager(c.opts.options.backend, c.comp.called) or _random_op(c) is None
+                ):
                     if _restores_the_generator(c, theirs.what, theirs.value):
                         continue
                     raise make(

@@ -19,7 +19,7 @@ from ._copies import _copies, _donor_values, _identical
 from ._float64 import _Float64Reference
 from ._messages import _dtype, _finding_factory
 from ._options import CheckOptions, _Checking
-from ._running import _RANDOM_DATA_SEED, _called, _compile, _random_draws, _Run, _seeded, _user_gradients
+from ._running import _RANDOM_DATA_SEED, _called, _compile, _draws_as_eager, _random_draws, _Run, _seeded, _user_gradients
 from ._sequence import _check_sequence
 from ._trace import _output_leaves, _TensorCall
 
@@ -162,7 +162,7 @@ def _refused_alike(
             torch.testing.assert_close(grads, expected, equal_nan=True)
         except AssertionError as e:
             draws = (
-                None if get_backend(opts.options.backend).same_random else _random_draws(opts.pattern, eager, _copies(originals))
+                None if _draws_as_eager(opts.options.backend, called) else _random_draws(opts.pattern, eager, _copies(originals))
             )
             if draws is not None and draws.found is not None:
                 return  # the backend draws otherwise than eager: the values say nothing (as _unless_random)
