@@ -63,7 +63,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 22
+CATALOG_VERSION = 23
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -367,6 +367,55 @@ KNOWN: tuple[KnownBug, ...] = (
         backends={"aot_eager_decomp_partition", "inductor"},
         releases=_FIXED,
         fixed_in="2.15",
+    ),
+    _bug(
+        "inductor_saved_input_view_version_counter",
+        "inductor rebuilds a view of an input that the forward saves or returns (mm's saved transposes, split's outputs) as a new tensor without the input's version counter: where eager's backward refuses an input changed in place after the forward, inductor's runs on the new values",
+        r"^compiled backward=no error, and gradients other than those of the values before the change, but expected raised RuntimeError: (one of the variables needed for gradient computation has been modified by an inplace operation|Output \d+ of \w+ is a view and its base)",
+        {_B},
+        {"inplace-between"},
+        {
+            "addbmm",
+            "addmm",
+            "addmm.decomposed",
+            "baddbmm",
+            "bmm",
+            "chunk",
+            "mm",
+            "split",
+            "split.list_args",
+            "split_with_sizes",
+            "tensordot",
+            "linalg.multi_dot",
+            "linalg.solve_triangular",
+        },
+        backends={"inductor"},
+        upstream="pytorch/pytorch#197887",
+    ),
+    _bug(
+        "checkpoint_hop_caching_mode_rule",
+        "a compiled function that checkpoints a region calling cond, map or invoke_quant_packed fails to compile under every torch.compile backend: these higher-order ops register no rule for checkpoint's caching dispatch mode",
+        r"There was no rule registered for HigherOrderOperator \w+ and mode <torch\.utils\.checkpoint\._CachingTorchDispatchMode",
+        {_T},
+        {"checkpoint"},
+        {"cond.simple", "map.simple", "map.nested", "map.triple_nested", "invoke_quant_packed.simple", "invoke_quant.simple"},
+    ),
+    _bug(
+        "func_grad_over_nested_compile_region",
+        "torch.func.grad inside a compiled function over a nested_compile_region (invoke_subgraph) or invoke_quant fails to compile under every torch.compile backend with an internal assertion",
+        r"Expected FakeTensor, got <class 'torch\.Tensor'>",
+        {_T},
+        {"func"},
+        {"invoke_subgraph.simple", "invoke_quant.simple"},
+    ),
+    _bug(
+        "inductor_softmax_backward_data_mixed_dtype_gradient",
+        "_softmax_backward_data on float64 tensors with input_dtype float32 (eager computes in float64): inductor's forward is eager's, its gradients are wrong",
+        r"grad of args\[\d+\]=max abs diff",
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"_softmax_backward_data"},
+        backends={"inductor"},
     ),
     _bug(
         "inductor_floor_divide_rounding",
