@@ -1,10 +1,10 @@
 """A compiled function that checkpoints a region calling a higher-order op (`torch.cond`,
-`map`, `invoke_quant_packed`) fails to compile under every `torch.compile` backend:
+`map`) fails to compile under every `torch.compile` backend, `eager` included:
 "NotImplementedError: There was no rule registered for HigherOrderOperator cond and mode
 <torch.utils.checkpoint._CachingTorchDispatchMode ...>". Eager runs it, and the same region
 compiles without the checkpoint. Dynamo traces the checkpoint as a higher-order op of its own,
-whose compile runs the region under checkpoint's caching dispatch mode, and these higher-order ops
-register no rule for that mode.
+whose compile runs the region under checkpoint's caching dispatch mode, for which these
+higher-order ops register no rule (the error says so). The sweep met `invoke_quant_packed` alike.
 
 Found by optests' `checkpoint-1` pattern (a compiled function whose body is
 `torch.utils.checkpoint.checkpoint(..., use_reentrant=False)` around the call) under `inductor`:
@@ -37,7 +37,7 @@ for name, region in (("cond", with_cond), ("map", with_map)):
 
     x = torch.randn(3, 4, requires_grad=True)
     expected = torch.autograd.grad(checkpointed(x).sum(), x)[0]
-    for backend in ("aot_eager", "aot_eager_decomp_partition", "inductor"):
+    for backend in ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor"):
         for label, f in (("without checkpoint", region), ("with checkpoint", checkpointed)):
             torch._dynamo.reset()
             try:

@@ -2,7 +2,7 @@
 `torch.compiler.nested_compile_region` (the `invoke_subgraph` higher-order op), fails to compile
 under every backend, `eager` included, with an internal assertion: "AssertionError: Expected
 FakeTensor, got <class 'torch.Tensor'>". Eager computes the gradient; `torch.func.vmap` over the
-same region compiles. `invoke_quant` (the same kind of subgraph op) fails alike.
+same region compiles. (The sweep met `invoke_quant`, the same kind of subgraph op, alike.)
 
 Found by optests' `func-2` pattern (a compiled function whose body applies `torch.func.grad` to the
 call) under `inductor`: `invoke_subgraph.simple`, `invoke_quant.simple`. (optests' `aot_eager`

@@ -1,10 +1,10 @@
 """`torch.ops.aten._softmax_backward_data(grad_output, output, dim, input_dtype)` on float64
 tensors with `input_dtype=torch.float32` (eager accepts it; its CPU kernel computes in float64):
-compiled by inductor, the forward is eager's, but the gradients are wrong. With `output` a
-softmax (summing to 1) and the loss the outputs' sum, eager's gradient of `grad_output` is
-`output * (1 - output.sum())`, zero; inductor's is not (about 0.1 an element). With
-`input_dtype=torch.float64`, and under `aot_eager` and `aot_eager_decomp_partition`, the
-gradients are eager's.
+compiled by inductor, the forward is eager's, but the gradient of `grad_output` is wrong. With
+`output` a softmax (summing to 1) and the loss the outputs' sum, eager's is
+`output * (1 - output.sum())`, zero; inductor's is not (up to 0.33 an element here). With
+`input_dtype=torch.float64`, and under `aot_eager` and `aot_eager_decomp_partition`, it is
+eager's.
 
 Found by optests' `sequence-3` pattern (the sample, then its floating inputs as another dtype,
 on one compiled function) under `inductor`: `_softmax_backward_data`, float64 after float32; a

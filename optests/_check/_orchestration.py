@@ -10,7 +10,6 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from .._backends import get_backend
 from .._findings import BackwardMismatch, EagerFailure, Finding, ForwardMismatch, RandomizedMismatch, error_line
 from .._patterns import DEFAULT_PATTERN, Called, DependsOnCpu, Unsupported, get_pattern
 from .._patterns.base import BODY, EAGER_LIMITS, RECOMPUTES, UNCHANGED
@@ -19,7 +18,17 @@ from ._copies import _copies, _donor_values, _identical
 from ._float64 import _Float64Reference
 from ._messages import _dtype, _finding_factory
 from ._options import CheckOptions, _Checking
-from ._running import _RANDOM_DATA_SEED, _called, _compile, _draws_as_eager, _random_draws, _Run, _seeded, _user_gradients
+from ._running import (
+    _RANDOM_DATA_SEED,
+    _called,
+    _compile,
+    _draws_as_eager,
+    _is_inductor,
+    _random_draws,
+    _Run,
+    _seeded,
+    _user_gradients,
+)
 from ._sequence import _check_sequence
 from ._trace import _output_leaves, _TensorCall
 
@@ -234,7 +243,7 @@ def _check_call(call: _TensorCall, options: CheckOptions) -> list[str]:
         # across calls: without a reset, a check's verdict depends on what ran before it
         torch._dynamo.reset()
         if hasattr(opts.pattern, "fallback_random"):  # rng: inductor draws as eager under fallback_random
-            opts.pattern.fallback_random = getattr(get_backend(options.backend), "backend", None) == "inductor"
+            opts.pattern.fallback_random = _is_inductor(options.backend)
         body = getattr(opts.pattern, BODY, None)  # what the pattern wraps around the call, compiled with it
         if body is not None:
             call = call.within(body)

@@ -109,14 +109,18 @@ def _random_draws(pattern: CallPattern, eager: Callable[..., Any], inputs: list[
     return draws
 
 
+def _is_inductor(backend: str) -> bool:
+    """Whether ``backend`` names inductor, by any of its names (``dynamo:inductor`` is the same
+    backend object's kind)."""
+    return getattr(get_backend(backend), "backend", None) == "inductor"
+
+
 def _draws_as_eager(backend: str, called: Called | None) -> bool:
     """Whether ``backend``'s compiled call (``called``, None where it raised) draws random
     numbers as eager does: the backend says so (``Backend.same_random``), or it is inductor and
     the pattern called it under ``fallback_random=True`` (``rng``)."""
-    kind = get_backend(backend)
     fallback = called is not None and called.fallback_random
-    # inductor, by any of its names (``dynamo:inductor`` is the same backend object's kind)
-    return kind.same_random or (fallback and getattr(kind, "backend", None) == "inductor")
+    return get_backend(backend).same_random or (fallback and _is_inductor(backend))
 
 
 def _compile(call: Callable[..., Any], opts: _Checking) -> Callable[..., Any]:

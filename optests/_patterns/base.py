@@ -67,8 +67,7 @@ class Observed:
     #: Seen in the backward (a finding at ``backward``), else in the forward.
     backward: bool = False
     #: Compared bit for bit (``torch.get_rng_state()``), where the backend draws random numbers as
-    #: eager does (``Backend.same_random``, or inductor under ``fallback_random``) or eager's call
-    #: draws none.
+    #: eager does (``optests._check._running._draws_as_eager``) or eager's call draws none.
     random_state: bool = False
 
 
