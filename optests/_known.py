@@ -413,6 +413,17 @@ KNOWN: tuple[KnownBug, ...] = (
         backends={"inductor"},
     ),
     _bug(
+        "inductor_renorm_dynamic_maxnorm_backward",
+        "renorm compiled by inductor and called again with another maxnorm (an automatically dynamic float): the backward computes with maxnorm 1.0, so the gradient is scaled by 1.0 / maxnorm",
+        r"grad of args\[0\]=max abs diff",
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"renorm"},
+        backends={"inductor"},
+        releases=_FIXED,
+        fixed_in="2.15",
+    ),
+    _bug(
         "inductor_floor_divide_rounding",
         "inductor computes floating floor division as floor(a / b): a quotient that rounds to an integer is one too high, an underflowing one -0 where eager has -1, an infinite dividend inf where eager has NaN",
         r"^out=",
