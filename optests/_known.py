@@ -63,7 +63,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 26
+CATALOG_VERSION = 27
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -423,6 +423,15 @@ KNOWN: tuple[KnownBug, ...] = (
         releases=_FIXED,
         fixed_in="2.15",
         upstream="pytorch/pytorch#194976",
+    ),
+    _bug(
+        "inductor_invoke_quant_dynamic_backward_lowering",
+        "inductor compiles invoke_quant's forward with symbolic sizes, but its lowering of the backward fails ('tuple' object has no attribute 'realize'): dynamic=True, or the automatically dynamic recompile",
+        r"'tuple' object has no attribute 'realize'",
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"invoke_quant.simple", "invoke_quant_packed.simple"},
+        backends={"inductor"},
     ),
     _bug(
         "inductor_floor_divide_rounding",
