@@ -63,7 +63,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 27
+CATALOG_VERSION = 28
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -432,6 +432,18 @@ KNOWN: tuple[KnownBug, ...] = (
         {"sequence"},
         {"invoke_quant.simple", "invoke_quant_packed.simple"},
         backends={"inductor"},
+    ),
+    _bug(
+        "inductor_max_pool3d_transposed_input_indices",
+        "max_pool3d compiled by inductor on an input with its last two dims swapped in memory: eager's values, but other indices, and the gradient goes to the wrong elements",
+        r"\): (out\[1\]|grad of args\[0\])=max abs diff",
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"nn.functional.max_pool3d"},
+        backends={"inductor"},
+        releases=_FIXED,
+        fixed_in="2.15",
+        upstream="pytorch/pytorch#197434",
     ),
     _bug(
         "inductor_floor_divide_rounding",
