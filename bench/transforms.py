@@ -31,6 +31,7 @@ pull-request workflow applies `duplicated`, `.ci/run` none).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import sys
 import tempfile
@@ -66,7 +67,9 @@ def run_subset(out: Path, workers: int, transforms: str = "all", ops: str = SUBS
 
 
 def base_id(r: SampleResult) -> str:
-    return r.id.removesuffix(f"-{r.transform}")
+    """The id of the sample ``r`` derives from: its key without the transform (under a backend
+    other than ``aot_eager``, the id ends with the backend, after the transform)."""
+    return dataclasses.replace(r.key, transform="").id
 
 
 def report(records: list[SampleResult], wall: float, workers: int, by_index: bool = False) -> list[str]:

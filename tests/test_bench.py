@@ -51,6 +51,18 @@ def test_the_report_counts_each_transform_against_the_base_of_the_same_run() -> 
     assert table["duplicated"][:3] == ["1", "0.50", "1"]
 
 
+def test_a_new_finding_under_another_backend_is_counted_against_its_base_sample() -> None:
+    def at(sample: int, transform: str = "", stage: Stage | None = None) -> SampleResult:
+        key = SampleKey("sin", "", Mode.STATIC, "float32", "cpu", sample, transform=transform, backend="inductor")
+        return SampleResult(key, "op_db", Outcome.FAILED if stage else Outcome.PASSED, stage, "", 1.0)
+
+    records = [at(0), at(1, stage=Stage.TRACE), at(0, "sequence-4", Stage.SEQUENCE), at(1, "sequence-4", Stage.TRACE)]
+    lines = _bench("transforms").report(records, wall=4.0, workers=1)
+    row = next(line.split() for line in lines if line.startswith("sequence"))
+    # passed 0, failed 2, new 1 (sample 0's: its base sample passes), then the stages
+    assert row[8:] == ["0", "2", "1", "sequence", "1,", "trace", "1"]
+
+
 def test_the_report_prices_each_call_pattern_after_the_input_transforms() -> None:
     records = [
         _r(0),
