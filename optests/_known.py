@@ -63,7 +63,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 28
+CATALOG_VERSION = 29
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -779,11 +779,11 @@ KNOWN: tuple[KnownBug, ...] = (
     ),
     _bug(
         "dynamo_no_grad_after_grad_requires_grad",
-        "aot_eager_decomp_partition under torch.compile: called with grad, then under no_grad(), the output still requires grad",
+        "torch.compile under aot_eager_decomp_partition (any op) or inductor (a 0-d tensor to complex): called with grad, then under no_grad(), the output still requires grad",
         r"^call \d+ \(under torch\.no_grad\(\) after grad enabled\): compiled out(\[\d+\])?\.requires_grad=True, but expected False",
         {Stage.SEQUENCE},
         {"sequence"},
-        backends={"aot_eager_decomp_partition"},
+        backends={"aot_eager_decomp_partition", "inductor"},
     ),
     _bug(
         "dynamo_symint_for_int_list_argument",
