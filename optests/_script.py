@@ -382,6 +382,15 @@ def setup_source(
     return "\n".join([*imports, *(i for i in extra if i not in imports), f"func = {func_expr}", *body])
 
 
+def value_source(value: Any) -> tuple[list[str], str]:
+    """(lines, expression) that make ``value`` in a script, with :func:`setup_source`'s inputs'
+    rules (tensors exactly as the check got them; a storage too large to write out gets a random
+    stand-in): the lines, imports first, go before the expression."""
+    inputs = _Inputs([value], None)
+    expr = inputs.expr(value)
+    return [*inputs.imports, *inputs.lines], expr
+
+
 def _call_lines(
     args: Sequence[Any],
     kwargs: Mapping[str, Any],

@@ -236,6 +236,29 @@ def test_a_repro_script_reruns_the_sequence_without_optests(tmp_path: Path) -> N
     assert "[sequence] call 2 (sizes [1, 4] after sizes [4, 5]): compiled" in ran.stdout, ran.stdout
 
 
+@pytest.mark.slow
+def test_a_repro_script_of_the_op_s_samples_in_order_carries_the_later_samples(tmp_path: Path) -> None:
+    """The callable of sample 0's ``samples`` sequence carries the samples after it: its script
+    writes them out, so that it reruns the whole sequence without optests."""
+    from optests._pipeline import Base, following
+
+    torch.manual_seed(0)
+    samples = [[torch.randn(n, 4, requires_grad=True)] for n in (3, 5, 1)]
+    base = Base(corpus.rowsum_small, samples[0], {}, "auto", following=following([(corpus.rowsum_small, a, {}) for a in samples]))
+    (d,) = [d for d in derive("sequence", samples[0], {}, origin=base) if d.suffix == f"sequence-{_kind('samples')}"]
+    assert d.func is not None
+    finding = optests.run_check(d.func, d.args, d.kwargs, False, pattern=d.pattern).error
+    assert finding is not None and finding.options is not None and finding.inputs is not None
+    script = _repro.write_standalone(tmp_path, "rowsum_small", d.func, finding.inputs, finding.options, summary=finding.summary)
+    text = script.read_text()
+    assert "TODO" not in text
+    assert "func = Following(torch.ops.optests_seqcorpus.rowsum_small.default, tuple([([torch.tensor(" in text
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    ran = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert ran.returncode == 1 and "REPRODUCED" in ran.stdout, ran.stdout + ran.stderr
+    assert "[sequence] call 2 (sample 2 after sample 1): " in ran.stdout, ran.stdout
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_the_op_s_samples_in_order_on_one_compiled_function(mode: str) -> None:
     """Sample 0 carries the samples after it (``Base.following``): one compiled function calls them in order."""

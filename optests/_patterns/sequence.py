@@ -29,6 +29,8 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from .._script import func_source, register_source, value_source
+from .._source import copy_definitions
 from .._transforms import (
     MAX_PAIRS,
     Sample,
@@ -178,6 +180,20 @@ class Following:
 
     def __repr__(self) -> str:
         return f"{self.func!r} (and the {len(self.following)} samples after this one)"
+
+
+def _following_source(func: Following) -> tuple[list[str], str]:
+    """(lines, expression) that make ``func`` in a repro script: the class, copied, around the
+    op's callable, and the samples after the first written out as the check's inputs are."""
+    lines, inner = func_source(func.func)
+    if "TODO" in inner:
+        return lines, inner
+    made, samples = value_source(list(func.following))
+    copied = copy_definitions(__name__, ["Following"])  # headed "# -- from optests._patterns.sequence"
+    return [*lines, *copied.imports, f"\n\n{copied.code}\n", *made], f"Following({inner}, tuple({samples}))"
+
+
+register_source(Following, _following_source)  # a sequence-10 finding's script calls the op's later samples
 
 
 class Sequence(Single):
