@@ -63,7 +63,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 29
+CATALOG_VERSION = 30
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -444,6 +444,15 @@ KNOWN: tuple[KnownBug, ...] = (
         releases=_FIXED,
         fixed_in="2.15",
         upstream="pytorch/pytorch#197434",
+    ),
+    _bug(
+        "inductor_compile_cache_lu_square_backward",
+        "linalg.lu compiled by inductor, called on a tall matrix, a batch of wide ones, then a batch of tall ones: the last backward is the square case's and raises; with inductor's compile caches off it is eager's",
+        r"linalg\.solve_triangular: A must be batches of square matrices",
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"linalg.lu"},
+        backends={"inductor"},
     ),
     _bug(
         "inductor_floor_divide_rounding",
