@@ -63,7 +63,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 30
+CATALOG_VERSION = 31
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -453,6 +453,14 @@ KNOWN: tuple[KnownBug, ...] = (
         {"sequence"},
         {"linalg.lu"},
         backends={"inductor"},
+    ),
+    _bug(
+        "masked_select_fake_broadcast_bound",
+        "masked_select's fake kernel bounds the number of selected elements by x.numel(), not by the numel of x broadcast against mask: compiled, a call with x smaller than mask fails its runtime assertion (u0 <= x.numel())",
+        r"(RuntimeError: |expression )u\d+ <= \d+",
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"masked_select"},
     ),
     _bug(
         "inductor_floor_divide_rounding",
