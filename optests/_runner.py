@@ -230,7 +230,7 @@ class IsolatedRunner:
         parent = os.getpid()
         with warnings.catch_warnings():
             # Python 3.12+ warns on fork in a multi-threaded process (xdist's IO thread); the
-            # child only uses its own pipes and never the parent's threads or locks.
+            # child only uses its own pipes, and drops the thread pool torch keeps (_forget_pools).
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
@@ -238,6 +238,7 @@ class IsolatedRunner:
                 with contextlib.suppress(OSError):  # a group of its own: what it forks dies with it
                     os.setpgid(0, 0)
                 _die_with(parent)
+                _forget_pools()
                 os.close(tasks_w)
                 os.close(results_r)
                 _serve(self._work, tasks_r, results_w, self._stderr.fileno(), self._fit)
@@ -291,6 +292,17 @@ class IsolatedRunner:
         self._stderr.seek(0)
         tail = self._stderr.read().decode(errors="replace").strip()[-_STDERR_TAIL:]
         return what + (f"; its last output:\n{tail}" if tail else "")
+
+
+def _forget_pools() -> None:
+    """In a forked child: drop inductor's compile thread pool (``AsyncCompile.pool``), whose
+    threads stayed in the parent. torch's own at-fork handler resets its process pool but not this
+    one, which inductor compiles C++ in once the parent has compiled any: the child's first
+    compile would wait for it forever (``findings/inductor_fork_after_compile_hangs.py``)."""
+    compiling = sys.modules.get("torch._inductor.async_compile")
+    pool = getattr(getattr(compiling, "AsyncCompile", None), "pool", None)
+    if callable(getattr(pool, "cache_clear", None)):
+        pool.cache_clear()  # type: ignore[union-attr]
 
 
 def fork_is_safe() -> bool:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +140,32 @@ def test_an_opinfo_whose_sample_generator_exits_is_a_broken_case_of_the_sweep(py
     (record,) = json.loads((pytester.path / "r.json").read_text())["samples"]
     assert (record["outcome"], record["stage"]) == ("failed", "eager")
     assert record["message"].startswith("sample_inputs raised SystemExit: 3"), record["message"]
+
+
+_COMPILE_THEN_FORK = """
+import sys, torch
+from optests._runner import IsolatedRunner, Died
+
+def compile_and_call(n):
+    import torch
+    torch._dynamo.reset()
+    return float(torch.compile(lambda x: x.cos() * n, backend="inductor")(torch.ones(3)).sum())
+
+torch.compile(lambda x: x.sin() + 1, backend="inductor")(torch.randn(3))  # compiles C++ in inductor's pool
+runner = IsolatedRunner(compile_and_call, can_fork=lambda: True)
+try:
+    answer = runner.run(2, 120)
+finally:
+    runner.close()
+expected = float((torch.ones(3).cos() * 2).sum())
+print("timed out" if isinstance(answer, Died) else "as eager" if abs(answer - expected) < 1e-5 else answer)
+"""
+
+
+@pytest.mark.slow
+def test_a_child_forked_after_an_inductor_compile_compiles_too(tmp_path: Path) -> None:
+    """inductor compiles C++ in a thread pool that a forked child inherits without its threads;
+    the child drops it (``_runner._forget_pools``), or its first compile waits forever."""
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}  # empty: the parent compiles C++
+    ran = subprocess.run([sys.executable, "-c", _COMPILE_THEN_FORK], env=env, capture_output=True, text=True, timeout=600)
+    assert ran.stdout.strip().splitlines()[-1:] == ["as eager"], ran.stdout + ran.stderr
