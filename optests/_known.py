@@ -63,7 +63,7 @@ class KnownBug:
 #: The catalog's version (results and reports name it beside a known cause). Bump it when an entry
 #: is added, removed, renamed, or made to match other failures (its stages, families, ops, backends
 #: or message); not for a change of its text (``what``), releases or upstream issue alone.
-CATALOG_VERSION = 32
+CATALOG_VERSION = 33
 
 _BOTH = ("2.13", "2.15")
 _FIXED = ("2.13",)
@@ -461,6 +461,17 @@ KNOWN: tuple[KnownBug, ...] = (
         {Stage.SEQUENCE},
         {"sequence"},
         {"masked_select"},
+    ),
+    _bug(
+        "inductor_conv2d_dynamic_backward_invalid_ranges",
+        "conv2d with stride 2 and padding 2 compiled by inductor with symbolic sizes (dynamic=True, or the automatically dynamic recompile): the backward's lowering fails (ValueRangeError: Invalid ranges [0:-1])",
+        r"ValueRangeError: Invalid ranges \[0:-1\]",
+        {Stage.SEQUENCE},
+        {"sequence"},
+        {"nn.functional.conv2d"},
+        backends={"inductor"},
+        releases=_FIXED,
+        fixed_in="2.15",
     ),
     _bug(
         "inductor_fork_after_compile_hangs",
