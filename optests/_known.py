@@ -108,6 +108,10 @@ def _bug(
     )
 
 
+#: An entry met by the ``sequence`` pattern under ``inductor`` alone: :func:`_bug` with ``ops=``.
+_in_inductor_sequences = functools.partial(_bug, stages={Stage.SEQUENCE}, families={"sequence"}, backends={"inductor"})
+
+
 def _and_in_sequences(bug: KnownBug) -> tuple[KnownBug, KnownBug]:
     """A fake kernel's strides finding, and the same met by a sequence: a later call's compiled
     output with those strides, under a backend that runs the decomposition (the fake kernel, or
@@ -384,14 +388,11 @@ KNOWN: tuple[KnownBug, ...] = (
         {"func"},
         {"invoke_subgraph.simple", "invoke_quant.simple"},
     ),
-    _bug(
+    _in_inductor_sequences(
         "inductor_softmax_backward_data_mixed_dtype_gradient",
         "_softmax_backward_data on float64 tensors with input_dtype float32 (eager computes in float64): inductor's forward is eager's, its gradients are wrong",
         r"^call \d+ \(dtypes float64[^)\n]* after dtypes float32[^)\n]*\): grad of args\[\d+\]=max abs diff",
-        {Stage.SEQUENCE},
-        {"sequence"},
-        {"_softmax_backward_data"},
-        backends={"inductor"},
+        ops={"_softmax_backward_data"},
     ),
     _bug(
         "inductor_avg_pool_ceil_mode_backward_divisor",
@@ -412,47 +413,35 @@ KNOWN: tuple[KnownBug, ...] = (
         {"var_mean", "var_mean.unbiased", "std_mean", "std_mean.unbiased"},
         backends={"inductor"},
     ),
-    _bug(
+    _in_inductor_sequences(
         "inductor_dynamic_float_stale_cached_graph",
         "a function of a Python float compiled by inductor with grad, called again with other values of the float (automatically dynamic): it keeps using an old value, which inductor's compile caches baked into the artifact they return for every value (hardtanh's forward, renorm's gradient)",
         r"\): (out|grad of args\[0\])=max abs diff",
-        {Stage.SEQUENCE},
-        {"sequence"},
-        {"renorm", "nn.functional.hardtanh"},
-        backends={"inductor"},
+        ops={"renorm", "nn.functional.hardtanh"},
         releases=_FIXED,
         fixed_in="2.15",
         upstream="pytorch/pytorch#194976",
     ),
-    _bug(
+    _in_inductor_sequences(
         "inductor_invoke_quant_dynamic_backward_lowering",
         "inductor compiles invoke_quant's forward with symbolic sizes, but its lowering of the backward fails ('tuple' object has no attribute 'realize'): dynamic=True, or the automatically dynamic recompile",
         r"'tuple' object has no attribute 'realize'",
-        {Stage.SEQUENCE},
-        {"sequence"},
-        {"invoke_quant.simple", "invoke_quant_packed.simple"},
-        backends={"inductor"},
+        ops={"invoke_quant.simple", "invoke_quant_packed.simple"},
     ),
-    _bug(
+    _in_inductor_sequences(
         "inductor_max_pool3d_transposed_input_indices",
         "max_pool3d compiled by inductor on an input with its last two dims swapped in memory: eager's values, but other indices, and the gradient goes to the wrong elements",
         r"\): (out\[1\]|grad of args\[0\])=max abs diff",
-        {Stage.SEQUENCE},
-        {"sequence"},
-        {"nn.functional.max_pool3d"},
-        backends={"inductor"},
+        ops={"nn.functional.max_pool3d"},
         releases=_FIXED,
         fixed_in="2.15",
         upstream="pytorch/pytorch#197434",
     ),
-    _bug(
+    _in_inductor_sequences(
         "inductor_compile_cache_lu_square_backward",
         "linalg.lu compiled by inductor, called on a tall matrix, a batch of wide ones, then a batch of tall ones: the last backward is the square case's and raises; with inductor's compile caches off it is eager's",
         r"linalg\.solve_triangular: A must be batches of square matrices",
-        {Stage.SEQUENCE},
-        {"sequence"},
-        {"linalg.lu"},
-        backends={"inductor"},
+        ops={"linalg.lu"},
     ),
     _bug(
         "masked_select_fake_broadcast_bound",
@@ -462,14 +451,11 @@ KNOWN: tuple[KnownBug, ...] = (
         {"sequence"},
         {"masked_select"},
     ),
-    _bug(
+    _in_inductor_sequences(
         "inductor_conv2d_dynamic_backward_invalid_ranges",
         "conv2d with stride 2 and padding 2 compiled by inductor with symbolic sizes (dynamic=True, or the automatically dynamic recompile): the backward's lowering fails (ValueRangeError: Invalid ranges [0:-1])",
         r"ValueRangeError: Invalid ranges \[0:-1\]",
-        {Stage.SEQUENCE},
-        {"sequence"},
-        {"nn.functional.conv2d"},
-        backends={"inductor"},
+        ops={"nn.functional.conv2d"},
         releases=_FIXED,
         fixed_in="2.15",
     ),
