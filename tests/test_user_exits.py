@@ -143,7 +143,7 @@ def test_an_opinfo_whose_sample_generator_exits_is_a_broken_case_of_the_sweep(py
 
 
 _COMPILE_THEN_FORK = """
-import sys, torch
+import torch
 from optests._runner import IsolatedRunner, Died
 
 def compile_and_call(n):
